@@ -1,0 +1,70 @@
+// levelhist: the one binning function. Every backend (CPU loops, SIMD paths,
+// CUDA kernels) maps samples to counter slots through BinIndexer, so the edge
+// rules of binning.hpp hold bit for bit everywhere.
+#pragma once
+#include <cstdint>
+
+#include "levelhist/binning.hpp"
+#include "levelhist/config.hpp"
+
+namespace levelhist {
+
+// A trivially copyable view of a Binning that can be passed to a kernel by
+// value. For explicit edges, `edges` must point to memory the running code can
+// read (host memory on the CPU, device memory on the GPU).
+struct BinIndexer {
+  BinKind kind;
+  std::uint64_t bins;
+  double lower;
+  double upper;
+  double step;   // even: (upper - lower) / bins, rounded once
+  double scale;  // even: bins / (upper - lower); only a first guess, corrected below
+  const double* edges;
+  bool last_bin_inclusive;
+
+  // Even edge i as numpy.linspace computes it: lower + i * step, two roundings
+  // and no fused multiply-add (nvcc would contract a*b+c; the intrinsics forbid
+  // it, and the host build uses -ffp-contract=off).
+  LEVELHIST_HD double even_edge(std::uint64_t i) const {
+    if (i >= bins) return upper;
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(lower, __dmul_rn(static_cast<double>(i), step));
+#else
+    return lower + static_cast<double>(i) * step;
+#endif
+  }
+
+  LEVELHIST_HD std::uint64_t underflow_slot() const { return bins; }
+  LEVELHIST_HD std::uint64_t overflow_slot() const { return bins + 1; }
+  LEVELHIST_HD std::uint64_t nan_slot() const { return bins + 2; }
+
+  // The slot of sample x: a bin in [0, bins), or underflow / overflow / NaN.
+  // Every sample type converts to double exactly, so one function serves all.
+  LEVELHIST_HD std::uint64_t slot(double x) const {
+    if (x != x) return nan_slot();
+    if (x < lower) return underflow_slot();
+    if (x >= upper) return (last_bin_inclusive && x == upper) ? bins - 1 : overflow_slot();
+    if (kind == BinKind::even) {
+      // First guess from one multiply, then step to the exact bin: the guess is
+      // off by at most one for any bins <= 2^28, the loops make it exact anyway.
+      double t = (x - lower) * scale;
+      std::uint64_t b = t < static_cast<double>(bins) ? static_cast<std::uint64_t>(t) : bins - 1;
+      while (b > 0 && x < even_edge(b)) --b;
+      while (b + 1 < bins && x >= even_edge(b + 1)) ++b;
+      return b;
+    }
+    // Explicit edges: the last edge e_i <= x, by binary search over e_0..e_k.
+    std::uint64_t lo = 0, hi = bins;  // invariant: edges[lo] <= x < edges[hi]
+    while (hi - lo > 1) {
+      std::uint64_t mid = lo + (hi - lo) / 2;
+      if (x < edges[mid]) hi = mid; else lo = mid;
+    }
+    return lo;
+  }
+};
+
+// The indexer for a Binning whose explicit edges (if any) live at `edges`
+// (defaults to the Binning's own host copy).
+BinIndexer make_indexer(const Binning& binning, const double* edges = nullptr);
+
+}  // namespace levelhist

@@ -1,0 +1,55 @@
+// levelhist: fast, level histograms on CPUs and NVIDIA GPUs.
+//
+//   std::vector<std::uint8_t> bytes = ...;
+//   levelhist::Histogram h = levelhist::histogram<std::uint8_t>(bytes);   // 256 bins
+//   levelhist::Histogram g = levelhist::histogram<float>(values, levelhist::Binning::even(100, 0.0, 1.0));
+//
+// The factory functions below take host memory and choose a backend and a
+// strategy (Options); the device-pointer API for CUDA callers is in cuda.hpp.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "levelhist/binning.hpp"
+#include "levelhist/error.hpp"
+#include "levelhist/histogram.hpp"
+#include "levelhist/sample_type.hpp"
+#include "levelhist/strategy.hpp"
+
+namespace levelhist {
+
+enum class BackendChoice : std::uint8_t { automatic, cpu, cuda };
+
+struct Options {
+  std::string strategy = "auto";                   // a registry name, or "auto"
+  BackendChoice backend = BackendChoice::automatic;  // automatic: CUDA when a GPU is present
+  unsigned threads = 0;                            // CPU worker threads; 0 = all cores
+};
+
+// Adds n samples of `type` at `samples` (host memory, any alignment) into `hist`
+// (its counts are kept: call hist.clear() first for a fresh count). Returns the
+// strategy that ran.
+const Strategy& fill(Histogram& hist, SampleType type, const void* samples, std::uint64_t n,
+                     const Options& options = {});
+
+// A new histogram of the samples.
+Histogram histogram(SampleType type, const void* samples, std::uint64_t n, const Binning& binning,
+                    const Options& options = {});
+
+template <class T>
+Histogram histogram(std::span<const T> samples, const Binning& binning, const Options& options = {}) {
+  return histogram(sample_type_of<T>(), samples.data(), samples.size(), binning, options);
+}
+// One bin per value (8- and 16-bit types only).
+template <class T>
+Histogram histogram(std::span<const T> samples, const Options& options = {}) {
+  return histogram(samples, Binning::default_for(sample_type_of<T>()), options);
+}
+
+// The backend `options` resolve to for a problem, and the strategy that runs.
+const Strategy& resolve_strategy(const Problem& problem, const Options& options);
+
+const char* version();
+
+}  // namespace levelhist

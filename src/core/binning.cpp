@@ -1,0 +1,115 @@
+#include "levelhist/binning.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "levelhist/bin_index.hpp"
+#include "levelhist/error.hpp"
+
+namespace levelhist {
+namespace {
+
+std::string number(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+void check_bin_count(std::uint64_t bins) {
+  if (bins == 0) throw Error(ErrorKind::input, "the number of bins must be at least 1");
+  if (bins > kMaxBins)
+    throw Error(ErrorKind::input, "too many bins: " + std::to_string(bins) + " (at most " +
+                                      std::to_string(kMaxBins) + ")");
+}
+
+}  // namespace
+
+Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive) {
+  check_bin_count(bins);
+  if (!std::isfinite(lower) || !std::isfinite(upper))
+    throw Error(ErrorKind::input, "the range must be finite, got [" + number(lower) + ", " + number(upper) + ")");
+  if (!(lower < upper))
+    throw Error(ErrorKind::input, "the range must have lower < upper, got [" + number(lower) + ", " +
+                                      number(upper) + ")");
+  if (!std::isfinite(upper - lower))
+    throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) +
+                                      ") is too wide for double arithmetic");
+  Binning b;
+  b.kind_ = BinKind::even;
+  b.bins_ = bins;
+  b.lower_ = lower;
+  b.upper_ = upper;
+  b.last_bin_inclusive_ = last_bin_inclusive;
+  return b;
+}
+
+Binning Binning::explicit_edges(std::vector<double> edges, bool last_bin_inclusive) {
+  if (edges.size() < 2) throw Error(ErrorKind::input, "explicit edges need at least two values");
+  check_bin_count(edges.size() - 1);
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    if (!std::isfinite(edges[i]))
+      throw Error(ErrorKind::input, "edge " + std::to_string(i) + " is not a finite number");
+    if (i > 0 && !(edges[i - 1] < edges[i]))
+      throw Error(ErrorKind::input, "edges must be strictly increasing, but edge " + std::to_string(i) + " (" +
+                                        number(edges[i]) + ") <= edge " + std::to_string(i - 1) + " (" +
+                                        number(edges[i - 1]) + ")");
+  }
+  Binning b;
+  b.kind_ = BinKind::edges;
+  b.bins_ = edges.size() - 1;
+  b.lower_ = edges.front();
+  b.upper_ = edges.back();
+  b.last_bin_inclusive_ = last_bin_inclusive;
+  b.edges_ = std::move(edges);
+  return b;
+}
+
+Binning Binning::per_value(SampleType type) {
+  switch (type) {
+    case SampleType::u8: return even(256, 0.0, 256.0);
+    case SampleType::i8: return even(256, -128.0, 128.0);
+    case SampleType::u16: return even(65536, 0.0, 65536.0);
+    case SampleType::i16: return even(65536, -32768.0, 32768.0);
+    default: break;
+  }
+  throw Error(ErrorKind::input, "one bin per value is only defined for 8- and 16-bit samples, not " +
+                                    std::string(to_string(type)));
+}
+
+Binning Binning::default_for(SampleType type) {
+  if (sample_size(type) <= 2) return per_value(type);
+  throw Error(ErrorKind::usage, std::string(to_string(type)) +
+                                    " samples need bins: give --bins N with --range LO:HI or --range auto, or --edges");
+}
+
+double Binning::edge(std::uint64_t i) const {
+  if (kind_ == BinKind::edges) return edges_.at(i);
+  return make_indexer(*this).even_edge(i);
+}
+
+bool Binning::unit_integer_bins() const {
+  return kind_ == BinKind::even && std::floor(lower_) == lower_ && upper_ - lower_ == static_cast<double>(bins_) &&
+         (upper_ - lower_) / static_cast<double>(bins_) == 1.0;
+}
+
+std::string Binning::describe() const {
+  std::string range = "[" + number(lower_) + ", " + number(upper_) + (last_bin_inclusive_ ? "]" : ")");
+  if (kind_ == BinKind::edges) return std::to_string(bins_) + " bins by explicit edges over " + range;
+  return std::to_string(bins_) + " even bins over " + range;
+}
+
+BinIndexer make_indexer(const Binning& binning, const double* edges) {
+  BinIndexer ix{};
+  ix.kind = binning.kind();
+  ix.bins = binning.bins();
+  ix.lower = binning.lower();
+  ix.upper = binning.upper();
+  ix.step = (binning.upper() - binning.lower()) / static_cast<double>(binning.bins());
+  ix.scale = static_cast<double>(binning.bins()) / (binning.upper() - binning.lower());
+  ix.edges = edges ? edges : (binning.edge_values().empty() ? nullptr : binning.edge_values().data());
+  ix.last_bin_inclusive = binning.last_bin_inclusive();
+  return ix;
+}
+
+}  // namespace levelhist

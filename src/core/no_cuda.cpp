@@ -1,0 +1,32 @@
+// The CUDA entry points of a build without the CUDA backend: each says so.
+#if !LEVELHIST_HAVE_CUDA
+#include "levelhist/cuda.hpp"
+#include "levelhist/error.hpp"
+
+namespace levelhist {
+
+bool backend_available(Backend backend, std::string* why_not) {
+  if (backend == Backend::cpu) return true;
+  if (why_not) *why_not = "this build of levelhist has no CUDA backend (rebuild where nvcc is installed)";
+  return false;
+}
+
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda() {
+  throw Error(ErrorKind::unsupported, "this build of levelhist has no CUDA backend (rebuild where nvcc is installed)");
+}
+}  // namespace
+
+std::size_t workspace_bytes(const Problem&, const Strategy*) { no_cuda(); }
+void histogram(void*, std::size_t, const void*, std::uint64_t, SampleType, const Binning&, std::uint64_t*, bool, void*,
+               const Strategy*) {
+  no_cuda();
+}
+void fill_from_host(Histogram&, SampleType, const void*, std::uint64_t, const Strategy&) { no_cuda(); }
+int device_count() { return 0; }
+std::string describe_device() { return "no CUDA backend in this build"; }
+
+}  // namespace cuda
+}  // namespace levelhist
+#endif

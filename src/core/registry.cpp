@@ -1,0 +1,56 @@
+// The one explicit list of strategies. Adding a method is one file under
+// src/cpu or src/cuda defining `const Strategy <name>` and one line here.
+#include <array>
+
+#include "core/strategies.hpp"
+#include "levelhist/error.hpp"
+#include "levelhist/strategy.hpp"
+
+namespace levelhist {
+namespace {
+
+constexpr std::array kRegistry = {
+    &strategies::cpu_serial,
+    &strategies::cpu_parallel,
+#if LEVELHIST_HAVE_CUDA
+#endif
+};
+
+}  // namespace
+
+std::string_view to_string(Backend backend) { return backend == Backend::cpu ? "cpu" : "cuda"; }
+
+std::span<const Strategy* const> all_strategies() { return {kRegistry.data(), kRegistry.size()}; }
+
+const Strategy* find_strategy(std::string_view name) {
+  for (const Strategy* s : kRegistry)
+    if (name == s->name) return s;
+  return nullptr;
+}
+
+bool built_with_cuda() {
+#if LEVELHIST_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+const Strategy& choose_strategy(const Problem& problem, Backend backend) {
+  const Strategy* best = nullptr;
+  int best_rank = 0;
+  for (const Strategy* s : kRegistry) {
+    if (s->backend != backend) continue;
+    int rank = s->auto_rank ? s->auto_rank(problem) : 0;
+    if (rank <= best_rank || !s->supports(problem, nullptr)) continue;
+    best = s;
+    best_rank = rank;
+  }
+  if (!best)
+    throw Error(ErrorKind::unsupported, "no " + std::string(to_string(backend)) + " strategy can count " +
+                                            std::string(to_string(problem.type)) + " samples into " +
+                                            problem.binning->describe());
+  return *best;
+}
+
+}  // namespace levelhist

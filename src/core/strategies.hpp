@@ -1,0 +1,14 @@
+// Declarations of every strategy object, for the registry (registry.cpp) and
+// for code that names one strategy directly (e.g. the reference in tests).
+#pragma once
+#include "levelhist/strategy.hpp"
+
+namespace levelhist::strategies {
+
+extern const Strategy cpu_serial;
+extern const Strategy cpu_parallel;
+
+#if LEVELHIST_HAVE_CUDA
+#endif
+
+}  // namespace levelhist::strategies

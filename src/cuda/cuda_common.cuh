@@ -1,0 +1,85 @@
+// Shared pieces of every CUDA strategy: error checking that turns CUDA's
+// status into levelhist::Error, unaligned-safe sample loads, grid sizing and
+// the 64-bit flush of 32-bit block counts.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "levelhist/bin_index.hpp"
+#include "levelhist/error.hpp"
+#include "levelhist/strategy.hpp"
+
+namespace levelhist::cuda_detail {
+
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* what, const char* file, int line);
+
+// Checks a CUDA runtime call; on failure throws Error(cuda) naming the call and CUDA's message.
+#define LEVELHIST_CUDA_CHECK(call)                                                               \
+  do {                                                                                           \
+    cudaError_t levelhist_status_ = (call);                                                      \
+    if (levelhist_status_ != cudaSuccess)                                                        \
+      ::levelhist::cuda_detail::throw_cuda_error(levelhist_status_, #call, __FILE__, __LINE__);  \
+  } while (0)
+
+// After a kernel launch: checks the launch itself (not its completion).
+#define LEVELHIST_CUDA_CHECK_LAUNCH() LEVELHIST_CUDA_CHECK(cudaGetLastError())
+
+inline cudaStream_t stream_of(const RunArgs& a) { return static_cast<cudaStream_t>(a.stream); }
+
+// Number of multiprocessors of the current device (cached per process).
+int sm_count();
+// Blocks of `kernel` that fit on the whole device at once (a persistent grid).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int block_threads, std::size_t dynamic_smem = 0) {
+  int per_sm = 0;
+  LEVELHIST_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, dynamic_smem));
+  return (per_sm > 0 ? per_sm : 1) * sm_count();
+}
+
+// Clears the output counters unless the caller accumulates.
+inline void clear_slots_unless_accumulating(const RunArgs& a) {
+  if (!a.accumulate)
+    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, a.binning->slots() * sizeof(std::uint64_t), stream_of(a)));
+}
+
+// A sample at byte address p of any alignment.
+template <class T>
+__device__ __forceinline__ T load_unaligned(const unsigned char* p) {
+  T v;
+  memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// Sample i of an array that may or may not be aligned to sizeof(T).
+template <class T, bool Aligned>
+__device__ __forceinline__ T load_sample(const void* samples, std::uint64_t i) {
+  if constexpr (Aligned || sizeof(T) == 1) {
+    return static_cast<const T*>(samples)[i];
+  } else {
+    return load_unaligned<T>(static_cast<const unsigned char*>(samples) + i * sizeof(T));
+  }
+}
+
+// Adds a 32-bit partial count into a 64-bit output counter.
+__device__ __forceinline__ void add_to_slot(std::uint64_t* slot, unsigned int count) {
+  if (count) atomicAdd(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(count));
+}
+
+// Calls f.template operator()<T, Aligned>() for the sample type of `a` and
+// whether its samples pointer is aligned to the type's size: the one place
+// the generic kernels turn run-time type and alignment into template arguments.
+template <class F>
+void dispatch_type_and_alignment(const RunArgs& a, F&& f) {
+  visit_sample_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (reinterpret_cast<std::uintptr_t>(a.samples) % sizeof(T) == 0)
+      f.template operator()<T, true>();
+    else
+      f.template operator()<T, false>();
+  });
+}
+
+}  // namespace levelhist::cuda_detail

@@ -1,0 +1,3 @@
+// PLACEHOLDER CLI
+#include <cstdio>
+int main() { std::puts("levelhist"); return 0; }
