@@ -9,6 +9,10 @@ extern const Strategy cpu_serial;
 extern const Strategy cpu_parallel;
 
 #if LEVELHIST_HAVE_CUDA
+// textbook kernels
+// per-thread and per-warp 256-bin methods
+// levelhist's own kernels
+// external baseline
 #endif
 
 }  // namespace levelhist::strategies
