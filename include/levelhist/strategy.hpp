@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "levelhist/bin_index.hpp"
 #include "levelhist/binning.hpp"
@@ -61,6 +62,10 @@ struct Strategy {
   // How strongly `auto` prefers this strategy for a supported problem: the
   // highest rank among supported, runnable strategies wins; 0 = never chosen.
   int (*auto_rank)(const Problem& problem);
+  // Sample counts at which this strategy changes behaviour (chunk, tile,
+  // overflow-flush and grid boundaries) for the tests to probe at n-1, n, n+1;
+  // nullptr when there are none worth naming.
+  std::vector<std::uint64_t> (*boundary_sizes)(const Problem& problem) = nullptr;
 };
 
 // Every strategy compiled into this build, in registry order.
