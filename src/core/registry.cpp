@@ -16,6 +16,7 @@ constexpr std::array kRegistry = {
     // CUDA, textbook kernels (004_2fb0b8b1ce817291.txt, 002_f653b0f55bd9c251.txt)
     // CUDA, per-thread and per-warp 256-bin methods (000, 003)
     // CUDA, levelhist's own kernels
+    &strategies::gpu_lane_columns,
     // CUDA, external baseline
 #endif
 };

@@ -12,6 +12,7 @@ extern const Strategy cpu_parallel;
 // textbook kernels
 // per-thread and per-warp 256-bin methods
 // levelhist's own kernels
+extern const Strategy gpu_lane_columns;
 // external baseline
 #endif
 

@@ -1,0 +1,191 @@
+// gpu_lane_columns: levelhist's 256-bin byte histogram at the memory-bandwidth
+// limit, level on every distribution (issue 4; design study in
+// docs/PERFORMANCE.md, bench/experiments/level256_study.cu).
+//
+// The idea. The slow case of a per-block shared histogram (004 Fig. 9.10, CUB)
+// is uniform data: 32 random bins of one warp collide in shared-memory banks.
+// Wilt's per-thread counters (000) avoid that by giving each thread a column,
+// but pay a load and a store per byte plus periodic merges. Here every block
+// keeps 32 copies of the histogram interleaved as h[bin][lane]: lane l of every
+// warp increments only column l, so the 32 accesses of a warp instruction always
+// fall in 32 different banks, whatever the data — zeros, one value, uniform
+// noise or a photograph. The warps of a block share the columns through shared
+// atomics (ATOMS.POPC.INC: one instruction per byte, no read-modify-write, no
+// overflow flushes with 32-bit counters). 16-byte loads keep 64 bytes in flight
+// per thread (two loads unrolled).
+//
+// One launch, no zeroing kernel: blocks add their 256 row sums into 32-bit
+// per-call accumulators in the workspace; the last block to finish (a ticket
+// counter, as in the CUDA samples' threadFenceReduction) folds the 256 byte
+// counts into the caller's 64-bit slots through the shared BinIndexer — so any
+// binning of 8-bit samples (per value, even bins, explicit edges, numpy rule)
+// runs at the same speed — and leaves the accumulators and the ticket at zero,
+// as the workspace contract requires.
+#include <cstdint>
+
+#include "core/strategies.hpp"
+#include "cuda/cuda_common.cuh"
+
+namespace levelhist::strategies {
+namespace {
+
+using cuda_detail::stream_of;
+
+// Tuning policy per GPU generation (plain data, as in CUB's dispatch layer).
+// sm_80 and sm_90 measured the same shape best; see docs/PERFORMANCE.md.
+struct LaneColumnsPolicy {
+  static constexpr int kBlockThreads = 512;
+  static constexpr int kUnroll = 2;  // 16-byte loads in flight per thread per iteration
+  // A block must have at least this many bytes to count before another block is
+  // worth launching: zeroing 32 KB of shared memory and merging 8192 counters
+  // costs about as much as reading this much input.
+  static constexpr std::uint64_t kMinBytesPerBlock = 32 * 1024;
+};
+
+constexpr int kBins = 256;
+constexpr int kLanes = 32;
+
+// Per-call state in the workspace: zero between calls.
+struct LaneColumnsWorkspace {
+  unsigned int byte_counts[kBins];  // this call's counts per byte value (n <= 2^31 per call)
+  unsigned int blocks_done;         // ticket: blocks that have added their counts
+};
+
+template <class Policy>
+__global__ void __launch_bounds__(Policy::kBlockThreads)
+    lane_columns_kernel(const unsigned char* samples, std::uint64_t n, LaneColumnsWorkspace* ws,
+                        std::uint64_t* slots, bool accumulate, bool is_signed, BinIndexer indexer) {
+  constexpr int kThreads = Policy::kBlockThreads;
+  __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
+  __shared__ bool is_last_block;
+
+  for (int i = threadIdx.x; i < kBins * kLanes / 4; i += kThreads)
+    reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
+  __syncthreads();
+
+  unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
+  auto count_byte = [&](unsigned int byte) { atomicAdd(my_column + (byte << 5), 1u); };
+  auto count_word = [&](unsigned int w) {
+    count_byte(w & 0xff);
+    count_byte((w >> 8) & 0xff);
+    count_byte((w >> 16) & 0xff);
+    count_byte(w >> 24);
+  };
+
+  // Bytes before the first 16-byte boundary and after the last one: block 0
+  // counts them (at most 15 + 15 bytes).
+  const std::uint64_t head = std::min<std::uint64_t>((16 - (reinterpret_cast<std::uintptr_t>(samples) & 15)) & 15, n);
+  const std::uint64_t words = (n - head) / 16;
+  const std::uint64_t tail_begin = head + words * 16;
+  if (blockIdx.x == 0) {
+    if (threadIdx.x < head) count_byte(samples[threadIdx.x]);
+    if (threadIdx.x < n - tail_begin) count_byte(samples[tail_begin + threadIdx.x]);
+  }
+
+  const uint4* body = reinterpret_cast<const uint4*>(samples + head);
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kThreads;
+  std::uint64_t i = std::uint64_t{blockIdx.x} * kThreads + threadIdx.x;
+  for (; i + (Policy::kUnroll - 1) * stride < words; i += Policy::kUnroll * stride) {
+    uint4 v[Policy::kUnroll];
+#pragma unroll
+    for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldcs(body + i + u * stride);  // streamed once: evict first
+#pragma unroll
+    for (int u = 0; u < Policy::kUnroll; ++u) {
+      count_word(v[u].x);
+      count_word(v[u].y);
+      count_word(v[u].z);
+      count_word(v[u].w);
+    }
+  }
+  for (; i < words; i += stride) {
+    uint4 v = __ldcs(body + i);
+    count_word(v.x);
+    count_word(v.y);
+    count_word(v.z);
+    count_word(v.w);
+  }
+  __syncthreads();
+
+  // Row sums: thread b adds bin b's 32 columns, starting at column b so the
+  // lanes of a warp read 32 different banks (TRISH's staggered indexing, 003).
+  for (int bin = threadIdx.x; bin < kBins; bin += kThreads) {
+    unsigned int sum = 0;
+#pragma unroll 8
+    for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
+    if (sum) atomicAdd(&ws->byte_counts[bin], sum);
+  }
+
+  // The last block to finish folds the call's counts into the output.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+
+  const std::uint64_t slot_count = indexer.bins + 3;
+  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
+                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
+  if (!accumulate) {
+    for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
+    __syncthreads();
+  }
+  for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
+    unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
+    if (!count) continue;
+    double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
+    // Per-value bins map byte values one to one (signed: two's complement order).
+    std::uint64_t slot = per_value ? static_cast<std::uint64_t>(value - indexer.lower) : indexer.slot(value);
+    cuda_detail::add_to_slot(&slots[slot], count);
+  }
+  if (threadIdx.x == 0) ws->blocks_done = 0;
+}
+
+bool supports(const Problem& p, std::string* why_not) {
+  if (p.type == SampleType::u8 || p.type == SampleType::i8) return true;
+  if (why_not) *why_not = "gpu_lane_columns counts 8-bit samples (u8, i8) only";
+  return false;
+}
+
+std::size_t workspace_bytes(const Problem&) { return sizeof(LaneColumnsWorkspace); }
+
+int grid_size(std::uint64_t n) {
+  using Policy = LaneColumnsPolicy;
+  static const int resident = cuda_detail::resident_blocks(lane_columns_kernel<Policy>, Policy::kBlockThreads);
+  std::uint64_t wanted = (n + Policy::kMinBytesPerBlock - 1) / Policy::kMinBytesPerBlock;
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
+}
+
+void run(const RunArgs& a) {
+  using Policy = LaneColumnsPolicy;
+  lane_columns_kernel<Policy><<<grid_size(a.n), Policy::kBlockThreads, 0, stream_of(a)>>>(
+      static_cast<const unsigned char*>(a.samples), a.n, static_cast<LaneColumnsWorkspace*>(a.workspace), a.slots,
+      a.accumulate, a.type == SampleType::i8, a.indexer);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+// auto's choice for every 8-bit problem: measured at the read limit on every
+// distribution (docs/BENCHMARKS.md).
+int rank(const Problem& p) { return supports(p, nullptr) ? 100 : 0; }
+
+std::vector<std::uint64_t> boundaries(const Problem&) {
+  using Policy = LaneColumnsPolicy;
+  const std::uint64_t block_bytes = std::uint64_t{Policy::kBlockThreads} * 16;
+  return {15, 16, 31, 32, block_bytes, block_bytes * Policy::kUnroll, Policy::kMinBytesPerBlock,
+          2 * Policy::kMinBytesPerBlock, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
+}
+
+}  // namespace
+
+const Strategy gpu_lane_columns{
+    "gpu_lane_columns",
+    Backend::cuda,
+    "32 lane-column copies per block (h[bin][lane]), shared atomics, conflict-free for any data; one launch",
+    "levelhist (issue 4); builds on 000_c3bc3bf1a09915a1.txt's interleaved per-thread layout and 003's staggered row sums",
+    supports,
+    workspace_bytes,
+    run,
+    rank,
+    boundaries};
+
+}  // namespace levelhist::strategies
