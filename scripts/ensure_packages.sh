@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages levelhist needs to build and test, if missing.
+# CUDA is optional: it is used when nvcc is found (PATH or /usr/local/cuda).
+set -euo pipefail
+needed=(cmake g++ make libgtest-dev pkg-config)
+missing=()
+for p in "${needed[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "levelhist: installing missing Debian packages: ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
