@@ -1,0 +1,51 @@
+// levelhist CLI: the commands and what they share.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "format.hpp"
+#include "levelhist/levelhist.hpp"
+
+namespace levelhist::cli {
+
+// Each command returns the exit status or throws levelhist::Error (see args.hpp).
+int run_count(const std::vector<std::string>& args);
+int run_text(const std::vector<std::string>& args);
+int run_list(const std::vector<std::string>& args);
+
+extern const char* const kCountHelp;
+extern const char* const kTextHelp;
+extern const char* const kListHelp;
+
+// --format, --backend, --strategy and --threads, as count and text take them.
+struct RunOptions {
+  Format format = Format::table;
+  Options library;  // strategy, backend, threads
+};
+// The options every counting command accepts.
+std::vector<OptionSpec> run_option_specs();
+// Usage checks first (unknown format, backend or strategy; a strategy on the
+// wrong backend), then values (--threads), then whether the backend can run
+// here. Throws the matching error.
+RunOptions parse_run_options(const ParsedArgs& args);
+
+// The strategies that ran, in order of first use, joined by "+" (usually one).
+struct StrategyLog {
+  std::vector<std::string> names;
+  void add(const Strategy& s);
+  std::string joined() const;
+};
+
+// Adds samples to a histogram through levelhist::fill(), logging the strategy
+// and turning a library error into a one-line CLI error with a fix.
+void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
+                  StrategyLog& log);
+// Resolves (without counting) the strategy for a problem, so that a strategy
+// that cannot take it fails before any input is read.
+const Strategy& resolve_checked(const Problem& problem, const Options& options);
+
+// The operands, or "-" (standard input) when there are none.
+std::vector<std::string> input_operands(const ParsedArgs& args);
+
+}  // namespace levelhist::cli

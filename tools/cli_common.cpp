@@ -1,0 +1,99 @@
+// What the counting commands share: run options, strategy resolution, errors.
+#include <string>
+
+#include "cli.hpp"
+
+namespace levelhist::cli {
+namespace {
+
+constexpr std::uint64_t kMaxThreads = 4096;
+
+// A library error as a CLI error: keep its kind, add a fix when it has none.
+[[noreturn]] void rethrow_with_fix(const Error& e) {
+  std::string msg = e.what();
+  if (msg.find("; ") == std::string::npos) {
+    switch (e.kind()) {
+      case ErrorKind::usage: msg += "; see 'levelhist --help'"; break;
+      case ErrorKind::input: msg += "; check the input and the bin options"; break;
+      case ErrorKind::unsupported: msg += "; choose another with --strategy or --backend (see 'levelhist list')"; break;
+      case ErrorKind::cuda: msg += "; try --backend cpu"; break;
+      case ErrorKind::internal: msg += "; please report this bug"; break;
+    }
+  }
+  throw Error(e.kind(), msg);
+}
+
+}  // namespace
+
+std::vector<OptionSpec> run_option_specs() {
+  return {{"--format", true}, {"--backend", true}, {"--strategy", true}, {"--threads", true}};
+}
+
+RunOptions parse_run_options(const ParsedArgs& args) {
+  RunOptions r;
+  if (auto f = args.value("--format")) r.format = parse_format(*f);
+  if (auto b = args.value("--backend")) {
+    if (*b == "auto") r.library.backend = BackendChoice::automatic;
+    else if (*b == "cpu") r.library.backend = BackendChoice::cpu;
+    else if (*b == "cuda") r.library.backend = BackendChoice::cuda;
+    else usage_error("unknown backend " + quote(*b), "use --backend auto, cpu or cuda");
+  }
+  const Strategy* strategy = nullptr;
+  if (auto s = args.value("--strategy")) {
+    r.library.strategy = *s;
+    if (*s != "auto") {
+      strategy = find_strategy(*s);
+      if (!strategy) usage_error("unknown strategy " + quote(*s), "'levelhist list' shows the strategies of this build");
+      if ((r.library.backend == BackendChoice::cpu && strategy->backend != Backend::cpu) ||
+          (r.library.backend == BackendChoice::cuda && strategy->backend != Backend::cuda))
+        usage_error("strategy " + quote(*s) + " runs on the " + std::string(to_string(strategy->backend)) +
+                        " backend, not on the one --backend asks for",
+                    "drop --backend or pick a strategy of that backend");
+    }
+  }
+  if (auto t = args.value("--threads"))
+    r.library.threads = static_cast<unsigned>(parse_count("--threads", *t, 0, kMaxThreads));
+  std::string why;
+  if (r.library.backend == BackendChoice::cuda && !backend_available(Backend::cuda, &why))
+    input_error("--backend cuda cannot run here: " + why, "use --backend cpu or auto");
+  if (strategy && !backend_available(strategy->backend, &why))
+    input_error("strategy " + quote(strategy->name) + " cannot run here: " + why,
+                "pick a strategy that 'levelhist list' marks as available");
+  return r;
+}
+
+void StrategyLog::add(const Strategy& s) {
+  for (const std::string& n : names)
+    if (n == s.name) return;
+  names.emplace_back(s.name);
+}
+
+std::string StrategyLog::joined() const {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
+                  StrategyLog& log) {
+  try {
+    log.add(fill(hist, type, data, n, options));
+  } catch (const Error& e) {
+    rethrow_with_fix(e);
+  }
+}
+
+const Strategy& resolve_checked(const Problem& problem, const Options& options) {
+  try {
+    return resolve_strategy(problem, options);
+  } catch (const Error& e) {
+    rethrow_with_fix(e);
+  }
+}
+
+std::vector<std::string> input_operands(const ParsedArgs& args) {
+  if (args.operands.empty()) return {"-"};
+  return args.operands;
+}
+
+}  // namespace levelhist::cli

@@ -1,0 +1,385 @@
+// `levelhist count`: the histogram of binary samples in files or standard input.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <thread>
+#include <type_traits>
+
+#include "cli.hpp"
+#include "input.hpp"
+#include "levelhist/bin_index.hpp"
+
+namespace levelhist::cli {
+
+const char* const kCountHelp =
+    "Usage: levelhist count [OPTION]... [FILE|-]...\n"
+    "Count binary samples (little-endian) from the FILEs, or from standard input when\n"
+    "there is no FILE or a FILE is '-', into one histogram over all of them.\n"
+    "\n"
+    "Samples:\n"
+    "  --type T          u8 (default), i8, u16, i16, i32, u32, f32 or f64\n"
+    "Bins (default: one bin per value for 8- and 16-bit types; wider types need bins):\n"
+    "  --bins N          N even bins; over --range, or over the type's whole range for\n"
+    "                    integer types when --range is not given\n"
+    "  --range LO:HI     bins over [LO, HI); without --bins, integer types with integer\n"
+    "                    LO, HI get one bin per value (at most 65536)\n"
+    "  --range auto      a first pass finds the data's min and max; bins over [min, max],\n"
+    "                    the last bin including max (numpy); without --bins: one bin per\n"
+    "                    value for integer types when that is <= 65536 bins, else 256\n"
+    "  --edges E0,E1,..  explicit, strictly increasing bin edges (not with --bins/--range)\n"
+    "  --numpy           the last bin includes its upper edge, as numpy.histogram\n"
+    "Running:\n"
+    "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
+    "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
+    "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "Output:\n"
+    "  --format F        table (default): non-empty bins with bars, then totals;\n"
+    "                    csv: bin,lower,upper,count for every bin;\n"
+    "                    json: one object with counts, edges, totals, type, strategy\n"
+    "  --per-file        one histogram per FILE, each labelled\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Samples below the first edge count as underflow, at or above the last as overflow,\n"
+    "NaN on its own; nothing is dropped. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
+    "Example: levelhist count --type f32 --bins 100 --range auto data.f32\n";
+
+namespace {
+
+// ---- --range auto: the first pass -------------------------------------------------
+
+struct Extent {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  std::uint64_t samples = 0;
+  std::uint64_t finite = 0;
+  std::uint64_t nan = 0;
+  std::uint64_t infinite = 0;
+  void merge(const Extent& o) {
+    lo = std::min(lo, o.lo);
+    hi = std::max(hi, o.hi);
+    samples += o.samples;
+    finite += o.finite;
+    nan += o.nan;
+    infinite += o.infinite;
+  }
+};
+
+template <class T>
+Extent extent_serial(const unsigned char* p, std::uint64_t n) {
+  Extent e;
+  e.samples = n;
+  if constexpr (std::is_integral_v<T>) {
+    T lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    if (n) e.lo = lo, e.hi = hi, e.finite = n;
+  } else {
+    T lo = std::numeric_limits<T>::infinity(), hi = -std::numeric_limits<T>::infinity();
+    std::uint64_t nan = 0, inf = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      if (x != x) ++nan;
+      else if (std::isinf(x)) ++inf;
+      else lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    e.nan = nan;
+    e.infinite = inf;
+    e.finite = n - nan - inf;
+    if (e.finite) e.lo = lo, e.hi = hi;
+  }
+  return e;
+}
+
+Extent extent_of(SampleType type, const unsigned char* p, std::uint64_t n, unsigned threads) {
+  return visit_sample_type(type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    if (n * sizeof(T) < (std::uint64_t{4} << 20) || threads == 1) return extent_serial<T>(p, n);
+    std::vector<Extent> parts(threads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      std::uint64_t b = n * t / threads, e = n * (t + 1) / threads;
+      pool.emplace_back([&, t, b, e] { parts[t] = extent_serial<T>(p + b * sizeof(T), e - b); });
+    }
+    for (auto& th : pool) th.join();
+    Extent all;
+    for (const Extent& x : parts) all.merge(x);
+    return all;
+  });
+}
+
+// ---- binning ------------------------------------------------------------------
+
+struct BinArgs {
+  std::optional<std::uint64_t> bins;
+  std::optional<RangeArg> range;
+  std::optional<std::vector<double>> edges;
+  bool numpy = false;
+};
+
+// Every binning except --range auto; throws the CLI's errors.
+Binning static_binning(SampleType type, const BinArgs& a) {
+  const std::string t(to_string(type));
+  try {
+    if (a.edges) return Binning::explicit_edges(*a.edges, a.numpy);
+    if (a.range && a.bins) return Binning::even(*a.bins, a.range->lower, a.range->upper, a.numpy);
+    if (a.range) {
+      double lo = a.range->lower, hi = a.range->upper;
+      if (is_integer(type) && std::floor(lo) == lo && std::floor(hi) == hi && hi - lo <= 65536.0)
+        return Binning::even(static_cast<std::uint64_t>(hi - lo), lo, hi, a.numpy);
+      usage_error("--range " + format_number(lo) + ":" + format_number(hi) + " needs --bins N for " + t +
+                      " samples (one bin per value needs an integer type, integer bounds and at most 65536 values)",
+                  "add --bins N");
+    }
+    if (a.bins) {
+      if (!is_integer(type))
+        usage_error("--bins needs a range for " + t + " samples", "add --range LO:HI or --range auto");
+      double lo = 0, hi = 0;
+      switch (type) {
+        case SampleType::u8: lo = 0, hi = 256; break;
+        case SampleType::i8: lo = -128, hi = 128; break;
+        case SampleType::u16: lo = 0, hi = 65536; break;
+        case SampleType::i16: lo = -32768, hi = 32768; break;
+        case SampleType::i32: lo = -2147483648.0, hi = 2147483648.0; break;
+        default: lo = 0, hi = 4294967296.0; break;
+      }
+      return Binning::even(*a.bins, lo, hi, a.numpy);
+    }
+    if (sample_size(type) > 2)
+      usage_error(t + " samples need bins (one bin per value is only the default for 8- and 16-bit types)",
+                  "give --bins N with --range LO:HI or --range auto, or --edges E0,E1,...");
+    Binning b = Binning::per_value(type);
+    return a.numpy ? Binning::even(b.bins(), b.lower(), b.upper(), true) : b;
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("; ") != std::string::npos) throw;
+    throw Error(e.kind(), std::string(e.what()) + "; check --bins, --range and --edges");
+  }
+}
+
+// The binning of --range auto from the first pass (see kCountHelp and docs/CLI.md).
+Binning auto_binning(SampleType type, const BinArgs& a, const Extent& x) {
+  if (x.samples > 0 && x.finite == 0) {
+    std::string what = "--range auto: the input has no finite samples to take a range from (" + std::to_string(x.nan) +
+                       " NaN, " + std::to_string(x.infinite) + " infinite)";
+    input_error(what, "give --range LO:HI or --edges");
+  }
+  double lo = x.lo, hi = x.hi;
+  if (x.samples == 0) lo = hi = 0.0;  // empty input: numpy's [0, 1] below
+  try {
+    if (is_integer(type) && !a.bins) {
+      double span = hi - lo + 1.0;
+      if (span <= 65536.0) return Binning::even(static_cast<std::uint64_t>(span), lo, hi + 1.0, false);
+      return Binning::even(256, lo, hi, true);
+    }
+    std::uint64_t bins = a.bins ? *a.bins : 256;
+    if (x.samples == 0) {
+      lo = 0.0, hi = 1.0;
+    } else if (lo == hi) {
+      // numpy: a single value v gets the range [v - 0.5, v + 0.5].
+      double l = lo - 0.5, h = hi + 0.5;
+      if (!(l < h)) l = std::nextafter(lo, -INFINITY), h = std::nextafter(hi, INFINITY);
+      lo = l, hi = h;
+    }
+    return Binning::even(bins, lo, hi, true);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "--range auto found [" + format_number(lo) + ", " + format_number(hi) + "]: " + e.what() +
+                              "; give --range LO:HI");
+  }
+}
+
+// ---- output -----------------------------------------------------------------
+
+std::vector<double> edges_of(const Binning& b) {
+  if (b.kind() == BinKind::edges) return b.edge_values();
+  BinIndexer ix = make_indexer(b);
+  std::vector<double> e(b.bins() + 1);
+  for (std::uint64_t i = 0; i <= b.bins(); ++i) e[i] = ix.even_edge(i);
+  return e;
+}
+
+std::string bin_label(const Binning& b, const std::vector<double>& edges, std::uint64_t i, bool unit) {
+  if (unit) return format_number(edges[i]);
+  bool closed = b.last_bin_inclusive() && i + 1 == b.bins();
+  std::string label = "[";
+  label += format_number(edges[i]);
+  label += ", ";
+  label += format_number(edges[i + 1]);
+  label += closed ? "]" : ")";
+  return label;
+}
+
+std::string table_of(const Histogram& h, const std::vector<double>& edges, int width) {
+  const Binning& b = h.binning();
+  bool unit = b.unit_integer_bins();
+  std::vector<TableRow> rows;
+  for (std::uint64_t i = 0; i < h.bins(); ++i)
+    if (h.count(i)) rows.push_back({bin_label(b, edges, i, unit), h.count(i)});
+  std::string out = rows.empty() ? std::string("(no sample in any bin)\n") : render_rows(rows, h.total(), width);
+  out += render_summary({{"total", std::to_string(h.total())},
+                         {"underflow", std::to_string(h.underflow())},
+                         {"overflow", std::to_string(h.overflow())},
+                         {"nan", std::to_string(h.nan())}});
+  return out;
+}
+
+std::string json_counts(const Histogram& h) {
+  std::string out = "[";
+  for (std::uint64_t i = 0; i < h.bins(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(h.count(i));
+  }
+  return out + "]";
+}
+
+std::string json_totals(const Histogram& h, const std::string& indent) {
+  return indent + "\"total\": " + std::to_string(h.total()) + ",\n" + indent + "\"underflow\": " +
+         std::to_string(h.underflow()) + ",\n" + indent + "\"overflow\": " + std::to_string(h.overflow()) + ",\n" +
+         indent + "\"nan\": " + std::to_string(h.nan());
+}
+
+std::string render(Format format, SampleType type, const Histogram& all, const std::vector<Histogram>& per_file,
+                   const InputSet& inputs, bool per_file_mode, const std::string& strategy) {
+  const Binning& b = all.binning();
+  std::vector<double> edges = edges_of(b);
+  std::string out;
+  if (format == Format::table) {
+    int width = terminal_width();
+    if (!per_file_mode) return table_of(all, edges, width);
+    for (std::size_t f = 0; f < per_file.size(); ++f) {
+      if (f) out += '\n';
+      out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : inputs[f].arg) + " <==\n";
+      out += table_of(per_file[f], edges, width);
+    }
+    return out;
+  }
+  if (format == Format::csv) {
+    std::vector<std::string> e(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) e[i] = format_number(edges[i]);
+    if (!per_file_mode) {
+      out = "bin,lower,upper,count\n";
+      for (std::uint64_t i = 0; i < b.bins(); ++i)
+        out += std::to_string(i) + "," + e[i] + "," + e[i + 1] + "," + std::to_string(all.count(i)) + "\n";
+      return out;
+    }
+    out = "file,bin,lower,upper,count\n";
+    for (std::size_t f = 0; f < per_file.size(); ++f) {
+      std::string name = csv_field(inputs[f].arg);
+      for (std::uint64_t i = 0; i < b.bins(); ++i)
+        out += name + "," + std::to_string(i) + "," + e[i] + "," + e[i + 1] + "," +
+               std::to_string(per_file[f].count(i)) + "\n";
+    }
+    return out;
+  }
+  // json
+  out = "{\n";
+  out += "  \"command\": \"count\",\n";
+  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
+  out += "  \"files\": [";
+  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
+  out += "],\n";
+  out += "  \"strategy\": " + json_string(strategy) + ",\n";
+  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
+  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
+  out += "  \"edges\": [";
+  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
+  out += "],\n";
+  out += "  \"counts\": " + json_counts(all) + ",\n";
+  out += json_totals(all, "  ");
+  if (per_file_mode) {
+    out += ",\n  \"per_file\": [";
+    for (std::size_t f = 0; f < per_file.size(); ++f) {
+      out += f ? ",\n    {\n" : "\n    {\n";
+      out += "      \"file\": " + json_string(inputs[f].arg) + ",\n";
+      out += "      \"counts\": " + json_counts(per_file[f]) + ",\n";
+      out += json_totals(per_file[f], "      ") + "\n    }";
+    }
+    out += "\n  ]";
+  }
+  out += "\n}\n";
+  return out;
+}
+
+}  // namespace
+
+int run_count(const std::vector<std::string>& args) {
+  std::vector<OptionSpec> specs = run_option_specs();
+  specs.insert(specs.end(), {{"--type", true},
+                             {"--bins", true},
+                             {"--range", true},
+                             {"--edges", true},
+                             {"--numpy", false},
+                             {"--per-file", false}});
+  ParsedArgs p = parse_args("count", args, specs);
+  if (p.help) {
+    write_stdout(kCountHelp);
+    return 0;
+  }
+  // Usage first: names and conflicts (exit 2) ...
+  SampleType type = SampleType::u8;
+  if (auto t = p.value("--type")) {
+    auto parsed = parse_sample_type(*t);
+    if (!parsed) usage_error("unknown sample type " + quote(*t), "use --type u8, i8, u16, i16, i32, u32, f32 or f64");
+    type = *parsed;
+  }
+  if (p.has("--edges") && p.has("--bins"))
+    usage_error("--edges and --bins both give the bins", "use one of them: --edges sets every edge itself");
+  if (p.has("--edges") && p.has("--range"))
+    usage_error("--edges and --range both give the range", "use one of them: --edges sets every edge itself");
+  RunOptions run = parse_run_options(p);
+  // ... then values (exit 1).
+  BinArgs bin_args;
+  bin_args.numpy = p.has("--numpy");
+  if (auto v = p.value("--bins")) bin_args.bins = parse_count("--bins", *v, 1, kMaxBins);
+  if (auto v = p.value("--range")) bin_args.range = parse_range(*v);
+  if (auto v = p.value("--edges")) bin_args.edges = parse_edges(*v);
+  const bool automatic = bin_args.range && bin_args.range->automatic;
+  std::optional<Binning> binning;
+  if (!automatic) binning = static_binning(type, bin_args);
+
+  InputSet inputs(input_operands(p), sample_size(type), std::string(to_string(type)));
+  inputs.validate();
+  if (automatic) {
+    Progress spill_progress(0, false);
+    inputs.make_rescannable(&spill_progress);
+  }
+  const unsigned passes = automatic ? 2 : 1;
+  Progress progress(inputs.known_bytes() * passes, inputs.all_known());
+
+  if (automatic) {
+    Extent extent;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+        extent.merge(extent_of(type, d, n, run.library.threads));
+      }, &progress);
+    binning = auto_binning(type, bin_args, extent);
+  }
+  const std::uint64_t ss = sample_size(type);
+  Problem problem{type, &*binning, inputs.known_bytes() / ss};
+  StrategyLog log;
+  const Strategy& planned = resolve_checked(problem, run.library);
+
+  const bool per_file_mode = p.has("--per-file");
+  Histogram all(*binning);
+  std::vector<Histogram> per_file;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Histogram* target = &all;
+    if (per_file_mode) target = &per_file.emplace_back(*binning);
+    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+      fill_checked(*target, type, d, n, run.library, log);
+    }, &progress);
+    if (per_file_mode) all += *target;
+  }
+  progress.finish();
+  if (log.names.empty()) log.add(planned);
+  write_stdout(render(run.format, type, all, per_file, inputs, per_file_mode, log.joined()));
+  return 0;
+}
+
+}  // namespace levelhist::cli

@@ -1,0 +1,361 @@
+#include "input.hpp"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "args.hpp"
+
+namespace levelhist::cli {
+namespace {
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kDefaultWindow = std::uint64_t{1} << 30;
+constexpr std::uint64_t kDefaultChunk = 16 * kMiB;
+constexpr std::uint64_t kDefaultProgress = 256 * kMiB;
+constexpr std::uint64_t kProgressPiece = 64 * kMiB;
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 5) b /= 1024.0, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+void write_stderr(const std::string& s) {
+  const char* p = s.data();
+  std::size_t left = s.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a progress bar is not worth an error
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string open_fix(int err) {
+  if (err == ENOENT || err == ENOTDIR) return "check the file name";
+  if (err == EACCES || err == EPERM) return "check the file's permissions";
+  return "check the path and the file";
+}
+
+// A file descriptor closed on scope exit (when owned).
+struct Fd {
+  int fd = -1;
+  bool own = false;
+  ~Fd() {
+    if (own && fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+// ---- Progress ------------------------------------------------------------------
+
+Progress::Progress(std::uint64_t total_bytes, bool total_known)
+    : enabled_(isatty(STDERR_FILENO) == 1),
+      total_(total_bytes),
+      total_known_(total_known),
+      threshold_(env_bytes("LEVELHIST_PROGRESS_BYTES", kDefaultProgress)),
+      start_(now_seconds()) {}
+
+Progress::~Progress() { finish(); }
+
+void Progress::add(std::uint64_t bytes) {
+  done_ += bytes;
+  if (!enabled_) return;
+  double t = now_seconds();
+  if (t - start_ < 0.25 || (last_draw_ >= 0.0 && t - last_draw_ < 0.2)) return;
+  bool large = total_known_ ? total_ > threshold_ : done_ > threshold_;
+  if (!large) return;
+  last_draw_ = t;
+  draw();
+}
+
+void Progress::draw() {
+  int width = 80;
+  struct winsize ws {};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) width = ws.ws_col;
+  double elapsed = now_seconds() - start_;
+  std::string rate = elapsed > 0 ? human_bytes(static_cast<double>(done_) / elapsed) + "/s" : "";
+  std::string line = "levelhist: ";
+  if (total_known_ && total_ > 0) {
+    double frac = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%3.0f%%", 100.0 * frac);
+    std::string tail = std::string(" ") + pct + "  " + human_bytes(static_cast<double>(done_)) + " / " +
+                       human_bytes(static_cast<double>(total_)) + "  " + rate;
+    int bar = std::min(40, width - 1 - static_cast<int>(line.size() + tail.size()) - 2);
+    if (bar >= 5) {
+      int filled = static_cast<int>(frac * bar);
+      line += '[';
+      line.append(static_cast<std::size_t>(filled), '#');
+      line.append(static_cast<std::size_t>(bar - filled), '.');
+      line += ']';
+    }
+    line += tail;
+  } else {
+    line += human_bytes(static_cast<double>(done_)) + " read  " + rate;
+  }
+  if (static_cast<int>(line.size()) > width - 1) line.resize(static_cast<std::size_t>(std::max(0, width - 1)));
+  write_stderr("\r" + line + "\033[K");
+  shown_ = true;
+}
+
+void Progress::finish() {
+  if (shown_) write_stderr("\r\033[K");
+  shown_ = false;
+}
+
+// ---- InputSet ------------------------------------------------------------------
+
+InputSet::InputSet(const std::vector<std::string>& args, std::size_t sample_size, std::string type_name)
+    : sample_size_(sample_size),
+      type_name_(std::move(type_name)),
+      window_bytes_(env_bytes("LEVELHIST_WINDOW_BYTES", kDefaultWindow)),
+      chunk_bytes_(env_bytes("LEVELHIST_CHUNK_BYTES", kDefaultChunk)) {
+  std::size_t stdin_count = 0;
+  for (const std::string& a : args) {
+    Input in;
+    in.arg = a;
+    in.is_stdin = a == "-";
+    in.label = in.is_stdin ? "standard input" : quote(a);
+    stdin_count += in.is_stdin;
+    inputs_.push_back(std::move(in));
+  }
+  if (stdin_count > 1)
+    usage_error("'-' (standard input) is given " + std::to_string(stdin_count) + " times",
+                "give it once; standard input can be read only once");
+}
+
+InputSet::~InputSet() {
+  for (Input& in : inputs_)
+    if (in.spill_fd >= 0) ::close(in.spill_fd);
+}
+
+std::uint64_t InputSet::known_bytes() const {
+  std::uint64_t b = 0;
+  for (const Input& in : inputs_) b += in.bytes;
+  return b;
+}
+
+bool InputSet::all_known() const {
+  return std::all_of(inputs_.begin(), inputs_.end(), [](const Input& in) { return in.sized || in.bytes == 0; }) &&
+         std::none_of(inputs_.begin(), inputs_.end(), [](const Input& in) { return in.is_stdin && !in.sized; });
+}
+
+void InputSet::ragged(const Input& in, std::uint64_t bytes) const {
+  std::uint64_t left = bytes % sample_size_;
+  std::string what = in.is_stdin ? "standard input has " : in.label + " has ";
+  what += std::to_string(bytes) + " bytes, not a whole number of " + type_name_ + " samples (" +
+          std::to_string(sample_size_) + " bytes each): " + std::to_string(left) + " byte" + (left == 1 ? "" : "s") +
+          " left over";
+  input_error(what, "check --type, or trim the input to a multiple of " + std::to_string(sample_size_) + " bytes");
+}
+
+void InputSet::validate() {
+  for (Input& in : inputs_) {
+    struct stat st {};
+    if (in.is_stdin) {
+      if (::fstat(STDIN_FILENO, &st) != 0)
+        input_error("cannot read standard input: " + errno_text(errno), "give an input file or redirect standard input");
+      if (S_ISDIR(st.st_mode))
+        input_error("standard input is a directory", "redirect it from a file, or give files as arguments");
+      if (S_ISREG(st.st_mode)) {
+        off_t off = ::lseek(STDIN_FILENO, 0, SEEK_CUR);
+        if (off >= 0) {
+          in.sized = true;
+          in.bytes = st.st_size > off ? static_cast<std::uint64_t>(st.st_size - off) : 0;
+        }
+      }
+    } else {
+      if (::stat(in.arg.c_str(), &st) != 0) {
+        int err = errno;
+        input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+      }
+      if (S_ISDIR(st.st_mode)) input_error(in.label + " is a directory", "give the files in it, not the directory");
+      if (S_ISREG(st.st_mode)) {
+        int fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+          int err = errno;
+          input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+        }
+        ::close(fd);
+        // A size of 0 may be a pseudo-file (/proc) that still has content: stream it.
+        in.sized = st.st_size > 0;
+        in.bytes = static_cast<std::uint64_t>(st.st_size);
+      } else if (::access(in.arg.c_str(), R_OK) != 0) {
+        int err = errno;
+        input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+      }
+    }
+    if (in.sized && in.bytes % sample_size_ != 0) ragged(in, in.bytes);
+  }
+}
+
+void InputSet::make_rescannable(Progress* progress) {
+  for (Input& in : inputs_) {
+    if (!in.is_stdin || in.sized) continue;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = tmp && *tmp ? tmp : "/tmp";
+    std::string path = dir + "/levelhist-stdin-XXXXXX";
+    int fd = ::mkstemp(path.data());
+    if (fd < 0)
+      input_error("--range auto reads standard input twice, but no temporary file can be made in " + quote(dir) +
+                      ": " + errno_text(errno),
+                  "set TMPDIR to a writable directory, or give the data as a file");
+    ::unlink(path.c_str());
+    in.spill_fd = fd;
+    std::vector<unsigned char> buf(std::min<std::uint64_t>(chunk_bytes_, 64 * kMiB));
+    std::uint64_t total = 0;
+    while (true) {
+      ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) input_error("cannot read standard input: " + errno_text(errno), "check what feeds it");
+      if (n == 0) break;
+      const unsigned char* p = buf.data();
+      std::size_t left = static_cast<std::size_t>(n);
+      while (left > 0) {
+        ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0)
+          input_error("cannot buffer standard input for --range auto in " + quote(dir) + ": " + errno_text(errno),
+                      "set TMPDIR to a directory with room, or give the data as a file");
+        p += w;
+        left -= static_cast<std::size_t>(w);
+      }
+      total += static_cast<std::uint64_t>(n);
+      if (progress) progress->add(static_cast<std::uint64_t>(n));
+    }
+    in.sized = true;
+    in.bytes = total;
+    if (total % sample_size_ != 0) ragged(in, total);
+  }
+}
+
+void InputSet::deliver(const unsigned char* data, std::uint64_t n, const BlockFn& fn, Progress* progress) const {
+  if (n == 0) return;
+  if (!progress || !progress->active()) {
+    fn(data, n);
+    if (progress) progress->add(n * sample_size_);
+    return;
+  }
+  // Smaller calls so that the bar moves a few times a second even on slow disks.
+  const std::uint64_t per_piece = std::max<std::uint64_t>(1, kProgressPiece / sample_size_);
+  for (std::uint64_t done = 0; done < n;) {
+    std::uint64_t k = std::min(per_piece, n - done);
+    fn(data + done * sample_size_, k);
+    progress->add(k * sample_size_);
+    done += k;
+  }
+}
+
+void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
+  Input& in = inputs_[i];
+  if (in.spill_fd >= 0) {
+    scan_mapped(in, in.spill_fd, 0, in.bytes, fn, progress);
+    return;
+  }
+  Fd fd;
+  if (in.is_stdin) {
+    fd.fd = STDIN_FILENO;
+  } else {
+    fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd.own = true;
+    if (fd.fd < 0) {
+      int err = errno;
+      input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+    }
+  }
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    off_t begin = in.is_stdin ? ::lseek(fd.fd, 0, SEEK_CUR) : 0;
+    if (begin >= 0) {
+      std::uint64_t end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, begin));
+      scan_mapped(in, fd.fd, static_cast<std::uint64_t>(begin), end, fn, progress);
+      // Leave a redirected standard input consumed, as a reader would.
+      if (in.is_stdin) ::lseek(fd.fd, static_cast<off_t>(end), SEEK_SET);
+      return;
+    }
+  }
+  scan_stream(in, fd.fd, fn, progress);
+}
+
+void InputSet::scan_mapped(Input& in, int fd, std::uint64_t begin, std::uint64_t end, const BlockFn& fn,
+                           Progress* progress) {
+  if ((end - begin) % sample_size_ != 0) ragged(in, end - begin);
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::uint64_t pos = begin;
+  while (pos < end) {
+    std::uint64_t map_off = pos / page * page;
+    std::uint64_t map_end = std::min(end, std::max(map_off + window_bytes_, pos + sample_size_));
+    std::size_t len = static_cast<std::size_t>(map_end - map_off);
+    void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(map_off));
+    if (m == MAP_FAILED) {
+      // Not mappable (some file systems): read the rest instead.
+      if (::lseek(fd, static_cast<off_t>(pos), SEEK_SET) < 0)
+        input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+      scan_stream(in, fd, fn, progress);
+      return;
+    }
+    ::madvise(m, len, MADV_SEQUENTIAL);
+    std::uint64_t n = (map_end - pos) / sample_size_;
+    try {
+      deliver(static_cast<const unsigned char*>(m) + (pos - map_off), n, fn, progress);
+    } catch (...) {
+      ::munmap(m, len);
+      throw;
+    }
+    ::munmap(m, len);
+    pos += n * sample_size_;
+  }
+}
+
+void InputSet::scan_stream(Input& in, int fd, const BlockFn& fn, Progress* progress) {
+  std::vector<unsigned char> buf(static_cast<std::size_t>(std::max<std::uint64_t>(chunk_bytes_, sample_size_)));
+  std::size_t have = 0;
+  std::uint64_t total = 0;
+  bool eof = false;
+  while (!eof) {
+    ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      input_error("cannot read " + in.label + ": " + errno_text(err),
+                  err == EISDIR ? "give a file, not a directory" : "check the input");
+    }
+    if (n == 0) eof = true;
+    have += static_cast<std::size_t>(n);
+    total += static_cast<std::uint64_t>(n);
+    if (have == buf.size() || eof) {
+      std::size_t whole = have / sample_size_ * sample_size_;
+      deliver(buf.data(), whole / sample_size_, fn, progress);
+      std::memmove(buf.data(), buf.data() + whole, have - whole);
+      have -= whole;
+    }
+  }
+  if (have != 0) ragged(in, total);
+}
+
+}  // namespace levelhist::cli
