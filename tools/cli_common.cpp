@@ -6,7 +6,7 @@
 namespace levelhist::cli {
 namespace {
 
-constexpr std::uint64_t kMaxThreads = 4096;
+constexpr std::uint64_t kMaxThreads = 1024;
 
 // A library error as a CLI error: keep its kind, add a fix when it has none.
 [[noreturn]] void rethrow_with_fix(const Error& e) {

@@ -1,6 +1,9 @@
 // `levelhist count`: the histogram of binary samples in files or standard input.
 #include <algorithm>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -194,6 +197,21 @@ Binning auto_binning(SampleType type, const BinArgs& a, const Extent& x) {
   }
 }
 
+// The CLI's own counters must fit in memory: refuse up front rather than be
+// killed half-way (the strategies' private copies come on top of this).
+void check_counter_memory(const Binning& b, std::size_t histograms) {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  long double need = static_cast<long double>(b.slots()) * 8.0L * static_cast<long double>(histograms);
+  long double have = static_cast<long double>(pages) * static_cast<long double>(page);
+  if (need <= have) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%llu bins need %.1Lf GiB of counters (%zu histogram%s), more than this machine's %.1Lf GiB",
+                static_cast<unsigned long long>(b.bins()), need / (1024.0L * 1024 * 1024), histograms,
+                histograms == 1 ? "" : "s", have / (1024.0L * 1024 * 1024));
+  input_error(buf, histograms > 1 ? "use fewer bins or drop --per-file" : "use fewer bins");
+}
+
 // ---- output -----------------------------------------------------------------
 
 std::vector<double> edges_of(const Binning& b) {
@@ -360,12 +378,13 @@ int run_count(const std::vector<std::string>& args) {
       }, &progress);
     binning = auto_binning(type, bin_args, extent);
   }
+  const bool per_file_mode = p.has("--per-file");
+  check_counter_memory(*binning, per_file_mode ? inputs.size() + 1 : 1);
   const std::uint64_t ss = sample_size(type);
   Problem problem{type, &*binning, inputs.known_bytes() / ss};
   StrategyLog log;
   const Strategy& planned = resolve_checked(problem, run.library);
 
-  const bool per_file_mode = p.has("--per-file");
   Histogram all(*binning);
   std::vector<Histogram> per_file;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -1,0 +1,1301 @@
+// End-to-end tests of the `levelhist` command-line tool: they run the built
+// binary (<build>/levelhist, found next to this test binary's directory, or
+// $LEVELHIST_CLI) with posix_spawn, feed its standard input, capture stdout,
+// stderr and the exit status, and check every output format against
+// histograms computed here independently.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <levelhist/levelhist.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- running the CLI ------------------------------------------------------------
+
+std::string cli_path() {
+  if (const char* p = std::getenv("LEVELHIST_CLI")) return p;
+  // This binary is <build>/tests/levelhist_tests; the CLI is <build>/levelhist.
+  fs::path self = fs::read_symlink("/proc/self/exe");
+  return (self.parent_path().parent_path() / "levelhist").string();
+}
+
+struct Result {
+  int status = -1;     // exit status, or -1 when killed by a signal
+  int signal = 0;      // the signal that killed it
+  std::string out, err;
+  double seconds = 0;
+};
+
+struct RunSpec {
+  std::optional<std::string> stdin_data;  // fed through a pipe
+  std::optional<std::string> stdin_file;  // opened as fd 0
+  int stdin_fd = -1;                      // given as fd 0 (keeps its offset)
+  std::optional<std::string> stdout_file; // opened as fd 1 instead of capturing
+  bool close_stdout_early = false;        // the reader goes away at once
+  std::vector<std::string> env;           // NAME=value added to (or replacing in) the environment
+};
+
+void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+Result run_cli(const std::vector<std::string>& args, const RunSpec& spec = {}) {
+  signal(SIGPIPE, SIG_IGN);  // a child that stops reading stdin must not kill us
+  Result r;
+  auto start = std::chrono::steady_clock::now();
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (spec.stdin_data) {
+    EXPECT_EQ(pipe2(in_pipe, O_CLOEXEC), 0);
+  }
+  if (!spec.stdout_file) {
+    EXPECT_EQ(pipe2(out_pipe, O_CLOEXEC), 0);
+  }
+  EXPECT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (spec.stdin_data) posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  else if (spec.stdin_file) posix_spawn_file_actions_addopen(&fa, 0, spec.stdin_file->c_str(), O_RDONLY, 0);
+  else if (spec.stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stdin_fd, 0);
+  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (spec.stdout_file) posix_spawn_file_actions_addopen(&fa, 1, spec.stdout_file->c_str(), O_WRONLY, 0);
+  else posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string s = *e;
+    bool replaced = false;
+    for (const std::string& x : spec.env)
+      if (s.substr(0, s.find('=') + 1) == x.substr(0, x.find('=') + 1)) replaced = true;
+    // Keep the test environment deterministic: no inherited testing knobs.
+    if (!replaced && s.rfind("LEVELHIST_", 0) != 0 && s.rfind("COLUMNS=", 0) != 0) env_strings.push_back(s);
+  }
+  for (const std::string& x : spec.env) env_strings.push_back(x);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string path = cli_path();
+  std::vector<std::string> argv_strings = {path};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  EXPECT_EQ(rc, 0) << "cannot run " << path << ": " << std::strerror(rc);
+  if (in_pipe[0] >= 0) close(in_pipe[0]);
+  if (out_pipe[1] >= 0) close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    for (int fd : {in_pipe[1], out_pipe[0], err_pipe[0]})
+      if (fd >= 0) close(fd);
+    return r;
+  }
+  if (spec.close_stdout_early && out_pipe[0] >= 0) {
+    close(out_pipe[0]);
+    out_pipe[0] = -1;
+  }
+
+  std::size_t fed = 0;
+  int in_fd = in_pipe[1];
+  if (in_fd >= 0) {
+    set_nonblock(in_fd);
+    if (spec.stdin_data->empty()) close(in_fd), in_fd = -1;
+  }
+  int out_fd = out_pipe[0], err_fd = err_pipe[0];
+  while (in_fd >= 0 || out_fd >= 0 || err_fd >= 0) {
+    std::vector<pollfd> fds;
+    if (in_fd >= 0) fds.push_back({in_fd, POLLOUT, 0});
+    if (out_fd >= 0) fds.push_back({out_fd, POLLIN, 0});
+    if (err_fd >= 0) fds.push_back({err_fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), 60000) <= 0) {
+      ADD_FAILURE() << "the CLI hangs";
+      kill(pid, SIGKILL);
+      break;
+    }
+    for (const pollfd& p : fds) {
+      if (!p.revents) continue;
+      if (p.fd == in_fd) {
+        ssize_t n = write(in_fd, spec.stdin_data->data() + fed, spec.stdin_data->size() - fed);
+        if (n > 0) fed += static_cast<std::size_t>(n);
+        if ((n < 0 && errno != EAGAIN) || fed == spec.stdin_data->size()) close(in_fd), in_fd = -1;
+      } else {
+        char buf[65536];
+        ssize_t n = read(p.fd, buf, sizeof buf);
+        if (n > 0) (p.fd == out_fd ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EAGAIN) {
+          close(p.fd);
+          (p.fd == out_fd ? out_fd : err_fd) = -1;
+        }
+      }
+    }
+  }
+  int ws = 0;
+  waitpid(pid, &ws, 0);
+  if (WIFEXITED(ws)) r.status = WEXITSTATUS(ws);
+  else if (WIFSIGNALED(ws)) r.signal = WTERMSIG(ws);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string describe(const std::vector<std::string>& args, const Result& r) {
+  std::string s = "levelhist";
+  for (const auto& a : args) s += " '" + a + "'";
+  return s + "\n  status " + std::to_string(r.status) + " signal " + std::to_string(r.signal) + "\n  stdout: " +
+         r.out.substr(0, 400) + "\n  stderr: " + r.err;
+}
+
+// A success: status 0, nothing on stderr.
+Result ok(const std::vector<std::string>& args, const RunSpec& spec = {}) {
+  Result r = run_cli(args, spec);
+  EXPECT_EQ(r.status, 0) << describe(args, r);
+  EXPECT_EQ(r.err, "") << describe(args, r);
+  return r;
+}
+
+// A failure: the status, exactly one line "levelhist: <what>; <fix>" on stderr, nothing on stdout.
+Result fails(int status, const std::vector<std::string>& args, const RunSpec& spec = {}) {
+  Result r = run_cli(args, spec);
+  EXPECT_EQ(r.status, status) << describe(args, r);
+  EXPECT_EQ(r.out, "") << describe(args, r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << describe(args, r);
+  EXPECT_TRUE(!r.err.empty() && r.err.back() == '\n') << describe(args, r);
+  EXPECT_EQ(r.err.rfind("levelhist: ", 0), 0u) << describe(args, r);
+  EXPECT_NE(r.err.find("; "), std::string::npos) << "no fix in the message: " << describe(args, r);
+  return r;
+}
+
+// ---- a minimal JSON parser (RFC 8259, strict) ----------------------------------------
+
+struct Json;
+using JsonObject = std::map<std::string, Json>;
+using JsonArray = std::vector<Json>;
+struct Json {
+  std::variant<std::nullptr_t, bool, double, std::string, JsonArray, JsonObject> v;
+  std::string raw_number;  // the number's text, to check integers exactly
+
+  bool is_object() const { return std::holds_alternative<JsonObject>(v); }
+  bool is_array() const { return std::holds_alternative<JsonArray>(v); }
+  bool is_number() const { return std::holds_alternative<double>(v); }
+  bool is_string() const { return std::holds_alternative<std::string>(v); }
+  const Json& operator[](const std::string& key) const {
+    static const Json null_value{};
+    const auto& o = std::get<JsonObject>(v);
+    auto it = o.find(key);
+    if (it == o.end()) {
+      ADD_FAILURE() << "JSON has no key " << key;
+      return null_value;
+    }
+    return it->second;
+  }
+  bool has(const std::string& key) const { return std::get<JsonObject>(v).count(key) > 0; }
+  const JsonArray& array() const { return std::get<JsonArray>(v); }
+  double number() const { return std::get<double>(v); }
+  std::uint64_t u64() const {
+    EXPECT_EQ(raw_number.find_first_not_of("0123456789"), std::string::npos) << raw_number;
+    return std::stoull(raw_number);
+  }
+  const std::string& str() const { return std::get<std::string>(v); }
+  bool boolean() const { return std::get<bool>(v); }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : s_(text) {}
+  Json parse() {
+    Json j = value();
+    ws();
+    if (i_ != s_.size()) fail("trailing characters");
+    return j;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) {
+    throw std::runtime_error("invalid JSON at " + std::to_string(i_) + ": " + why);
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool take(char c) {
+    ws();
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  void expect(char c) {
+    if (!take(c)) fail(std::string("expected ") + c);
+  }
+  bool literal(const char* word) {
+    std::size_t n = std::strlen(word);
+    if (s_.compare(i_, n, word) == 0) return i_ += n, true;
+    return false;
+  }
+  Json value() {
+    ws();
+    if (i_ >= s_.size()) fail("unexpected end");
+    Json j;
+    char c = s_[i_];
+    if (c == '{') {
+      ++i_;
+      JsonObject o;
+      if (!take('}')) {
+        do {
+          ws();
+          std::string key = string();
+          expect(':');
+          if (o.count(key)) fail("duplicate key " + key);
+          o[key] = value();
+        } while (take(','));
+        expect('}');
+      }
+      j.v = std::move(o);
+    } else if (c == '[') {
+      ++i_;
+      JsonArray a;
+      if (!take(']')) {
+        do a.push_back(value());
+        while (take(','));
+        expect(']');
+      }
+      j.v = std::move(a);
+    } else if (c == '"') {
+      j.v = string();
+    } else if (literal("true")) {
+      j.v = true;
+    } else if (literal("false")) {
+      j.v = false;
+    } else if (literal("null")) {
+      j.v = nullptr;
+    } else {
+      std::size_t b = i_;
+      if (i_ < s_.size() && s_[i_] == '-') ++i_;
+      if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad value");
+      if (s_[i_] == '0') ++i_;
+      else while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+      if (i_ < s_.size() && s_[i_] == '.') {
+        ++i_;
+        if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad fraction");
+        while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+      }
+      if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+        ++i_;
+        if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+        if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad exponent");
+        while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+      }
+      j.raw_number = s_.substr(b, i_ - b);
+      j.v = std::strtod(j.raw_number.c_str(), nullptr);
+    }
+    return j;
+  }
+  std::string string() {
+    if (i_ >= s_.size() || s_[i_] != '"') fail("expected a string");
+    ++i_;
+    std::string out;
+    while (true) {
+      if (i_ >= s_.size()) fail("unterminated string");
+      unsigned char c = static_cast<unsigned char>(s_[i_++]);
+      if (c == '"') break;
+      if (c < 0x20) fail("control character in a string");
+      if (c != '\\') {
+        out += static_cast<char>(c);
+        continue;
+      }
+      if (i_ >= s_.size()) fail("bad escape");
+      char e = s_[i_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i_ + 4 > s_.size()) fail("bad \\u");
+          unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+          i_ += 4;
+          if (cp < 0x80) out += static_cast<char>(cp);
+          else if (cp < 0x800) out += static_cast<char>(0xc0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3f));
+          else
+            out += static_cast<char>(0xe0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f)),
+                out += static_cast<char>(0x80 | (cp & 0x3f));
+          break;
+        }
+        default: fail("bad escape");
+      }
+    }
+    return out;
+  }
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+Json parse_json(const std::string& text) {
+  try {
+    return JsonParser(text).parse();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what() << "\n" << text.substr(0, 2000);
+    Json empty;
+    empty.v = JsonObject{};
+    return empty;
+  }
+}
+
+std::vector<std::uint64_t> u64s(const Json& array) {
+  std::vector<std::uint64_t> out;
+  for (const Json& j : array.array()) out.push_back(j.u64());
+  return out;
+}
+
+std::vector<double> doubles(const Json& array) {
+  std::vector<double> out;
+  for (const Json& j : array.array()) out.push_back(j.number());
+  return out;
+}
+
+// ---- CSV ---------------------------------------------------------------------
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == sep) out.push_back(cur), cur.clear();
+    else cur += c;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// A parsed `bin,lower,upper,count` CSV: strict header, consecutive bins,
+// contiguous edges, numbers that read back completely.
+struct CsvHistogram {
+  std::vector<double> edges;
+  std::vector<std::uint64_t> counts;
+};
+
+double strict_double(const std::string& s) {
+  std::size_t pos = 0;
+  double v = std::stod(s, &pos);
+  EXPECT_EQ(pos, s.size()) << s;
+  return v;
+}
+
+CsvHistogram parse_csv(const std::string& text) {
+  CsvHistogram h;
+  auto lines = lines_of(text);
+  EXPECT_FALSE(lines.empty());
+  if (lines.empty()) return h;
+  EXPECT_EQ(lines[0], "bin,lower,upper,count");
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    auto f = split(lines[i]);
+    EXPECT_EQ(f.size(), 4u) << lines[i];
+    if (f.size() != 4) continue;
+    EXPECT_EQ(f[0], std::to_string(i - 1));
+    double lo = strict_double(f[1]), hi = strict_double(f[2]);
+    if (h.edges.empty()) h.edges.push_back(lo);
+    EXPECT_EQ(h.edges.back(), lo) << "edges not contiguous at " << lines[i];
+    EXPECT_LT(lo, hi);
+    h.edges.push_back(hi);
+    EXPECT_EQ(f[3].find_first_not_of("0123456789"), std::string::npos) << lines[i];
+    h.counts.push_back(std::stoull(f[3]));
+  }
+  EXPECT_EQ(text.back(), '\n');
+  return h;
+}
+
+// ---- reference histograms, computed here -----------------------------------------
+
+struct Reference {
+  std::vector<std::uint64_t> counts;
+  std::uint64_t underflow = 0, overflow = 0, nan = 0, total = 0;
+};
+
+// Bins by the given edges: [e_i, e_{i+1}), the last one closed when `closed`.
+Reference reference(const std::vector<double>& values, const std::vector<double>& edges, bool closed) {
+  Reference r;
+  r.counts.assign(edges.size() - 1, 0);
+  for (double x : values) {
+    ++r.total;
+    if (std::isnan(x)) ++r.nan;
+    else if (x < edges.front()) ++r.underflow;
+    else if (x > edges.back() || (x == edges.back() && !closed)) ++r.overflow;
+    else if (x == edges.back()) ++r.counts.back();
+    else r.counts[static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), x) - edges.begin() - 1)]++;
+  }
+  return r;
+}
+
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  std::string s(v.size() * sizeof(T), '\0');
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());
+  return s;
+}
+
+template <class T>
+std::vector<double> as_doubles(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+std::string letters_phrase() { return "programming massively parallel processors"; }
+
+// ---- the fixture: a temporary directory per test ------------------------------------
+
+class CliTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(cli_path())) << "the CLI is not built at " << cli_path();
+    std::string tmpl = (fs::temp_directory_path() / "levelhist-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(dir_, ec);
+  }
+  std::string file(const std::string& name, const std::string& bytes) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+// Random bytes with a deterministic seed.
+std::string random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng() & 0xff);
+  return s;
+}
+
+std::vector<std::uint64_t> byte_counts(const std::string& bytes) {
+  std::map<unsigned, std::uint64_t> m;
+  for (unsigned char c : bytes) ++m[c];
+  std::vector<std::uint64_t> v(256, 0);
+  for (auto [k, n] : m) v[k] = n;
+  return v;
+}
+
+// ---- help and version ------------------------------------------------------------
+
+TEST_F(CliTest, HelpForTheToolAndEveryCommand) {
+  const std::vector<std::vector<std::string>> calls = {
+      {"--help"}, {"-h"}, {"help"}, {"help", "count"}, {"count", "--help"}, {"count", "-h"}, {"help", "text"},
+      {"text", "--help"}, {"help", "list"}, {"list", "--help"}, {"list", "-h"}, {"help", "bench"}};
+  for (const auto& args : calls) {
+    Result r = ok(args);
+    EXPECT_EQ(r.out.rfind("Usage: levelhist", 0), 0u) << describe(args, r);
+  }
+  std::string top = ok({"--help"}).out;
+  for (const char* cmd : {"count", "text", "list", "bench", "--version"}) EXPECT_NE(top.find(cmd), std::string::npos) << cmd;
+  std::string count = ok({"help", "count"}).out;
+  EXPECT_EQ(count, ok({"count", "--help"}).out);
+  for (const char* opt : {"--type", "--bins", "--range", "--edges", "--numpy", "--backend", "--strategy", "--threads",
+                          "--format", "--per-file", "auto", "u8", "i8", "u16", "i16", "i32", "u32", "f32", "f64"})
+    EXPECT_NE(count.find(opt), std::string::npos) << opt;
+  std::string text = ok({"text", "--help"}).out;
+  for (const char* opt : {"--fold-case", "--format", "--per-file", "a-d", "y-z"})
+    EXPECT_NE(text.find(opt), std::string::npos) << opt;
+  // Help wins over other arguments, even bad ones.
+  EXPECT_EQ(ok({"count", "--bins", "0", "--help"}).out, count);
+}
+
+TEST_F(CliTest, Version) {
+  Result r = ok({"--version"});
+  EXPECT_EQ(r.out.rfind(std::string("levelhist ") + levelhist::version(), 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+// ---- count: formats ----------------------------------------------------------------
+
+TEST_F(CliTest, CountCsvMatchesAnIndependentCount) {
+  std::string bytes = random_bytes(100000, 1);
+  std::string f = file("data.u8", bytes);
+  Result r = ok({"count", "--format", "csv", f});
+  CsvHistogram h = parse_csv(r.out);
+  ASSERT_EQ(h.counts.size(), 256u);
+  EXPECT_EQ(h.counts, byte_counts(bytes));
+  for (std::size_t i = 0; i <= 256; ++i) EXPECT_EQ(h.edges[i], static_cast<double>(i));
+  EXPECT_NE(r.out.find("\n0,0,1,"), std::string::npos);  // integers print as integers
+}
+
+TEST_F(CliTest, CountJsonHasEveryField) {
+  std::string bytes = random_bytes(5000, 2);
+  std::string f = file("data.u8", bytes);
+  Result r = ok({"count", "--format", "json", f});
+  Json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_object());
+  for (const char* key : {"counts", "edges", "total", "underflow", "overflow", "nan", "type", "strategy", "bins", "files"})
+    EXPECT_TRUE(j.has(key)) << key;
+  EXPECT_EQ(u64s(j["counts"]), byte_counts(bytes));
+  EXPECT_EQ(j["bins"].u64(), 256u);
+  auto edges = doubles(j["edges"]);
+  ASSERT_EQ(edges.size(), 257u);
+  EXPECT_EQ(edges.front(), 0.0);
+  EXPECT_EQ(edges.back(), 256.0);
+  EXPECT_EQ(j["total"].u64(), 5000u);
+  EXPECT_EQ(j["underflow"].u64(), 0u);
+  EXPECT_EQ(j["overflow"].u64(), 0u);
+  EXPECT_EQ(j["nan"].u64(), 0u);
+  EXPECT_EQ(j["type"].str(), "u8");
+  EXPECT_NE(levelhist::find_strategy(j["strategy"].str()), nullptr) << j["strategy"].str();
+  ASSERT_EQ(j["files"].array().size(), 1u);
+  EXPECT_EQ(j["files"].array()[0].str(), f);
+}
+
+TEST_F(CliTest, CountTableShowsNonEmptyBinsBarsAndTotals) {
+  std::string bytes;
+  for (int v : {10, 10, 10, 10, 200, 200, 7}) bytes += static_cast<char>(v);
+  std::string f = file("t.u8", bytes);
+  for (int columns : {80, 40, 200}) {
+    RunSpec spec;
+    spec.env = {"COLUMNS=" + std::to_string(columns)};
+    Result r = ok({"count", f}, spec);
+    auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 7u) << r.out;  // 3 bins + total, underflow, overflow, nan
+    std::map<std::string, std::pair<std::uint64_t, std::size_t>> rows;  // label -> count, bar length
+    for (std::size_t i = 0; i < 3; ++i) {
+      std::istringstream in(lines[i]);
+      std::string label, count, pct, bar;
+      in >> label >> count >> pct >> bar;
+      EXPECT_EQ(pct.back(), '%') << lines[i];
+      EXPECT_EQ(bar.find_first_not_of('#'), std::string::npos) << lines[i];
+      rows[label] = {std::stoull(count), bar.size()};
+      EXPECT_LE(lines[i].size(), static_cast<std::size_t>(columns)) << lines[i];
+    }
+    EXPECT_EQ(rows["7"].first, 1u);
+    EXPECT_EQ(rows["10"].first, 4u);
+    EXPECT_EQ(rows["200"].first, 2u);
+    EXPECT_GT(rows["10"].second, rows["200"].second);
+    EXPECT_GT(rows["200"].second, rows["7"].second);
+    EXPECT_GE(rows["7"].second, 1u);
+    EXPECT_EQ(lines[3].substr(0, 5), "total");
+    EXPECT_NE(lines[3].find(" 7"), std::string::npos);
+    EXPECT_EQ(lines[4].substr(0, 9), "underflow");
+    EXPECT_EQ(lines[5].substr(0, 8), "overflow");
+    EXPECT_EQ(lines[6].substr(0, 3), "nan");
+  }
+}
+
+// ---- count: every sample type ----------------------------------------------------------
+
+template <class T>
+void check_type(CliTest& t, const std::string& type, const std::string& name) {
+  (void)t;
+  std::mt19937_64 rng(42);
+  std::vector<T> v;
+  std::vector<std::string> args = {"count", "--type", type, "--format", "csv"};
+  std::vector<double> edges;
+  constexpr bool per_value = sizeof(T) <= 2 && std::is_integral_v<T>;
+  if constexpr (per_value) {
+    for (int i = 0; i < 3000; ++i)
+      v.push_back(static_cast<T>(std::numeric_limits<T>::min() + rng() % (1u << (8 * sizeof(T)))));
+    v.push_back(std::numeric_limits<T>::min());
+    v.push_back(std::numeric_limits<T>::max());
+    double lo = static_cast<double>(std::numeric_limits<T>::min());
+    for (std::size_t i = 0; i <= (std::size_t{1} << (8 * sizeof(T))); ++i) edges.push_back(lo + static_cast<double>(i));
+  } else {
+    // 10 bins over [0, 100): values from -20 to 120 to fill underflow and overflow.
+    for (int i = 0; i < 3000; ++i) {
+      long long x = static_cast<long long>(rng() % 141) - 20;
+      if (std::is_unsigned_v<T> && x < 0) x = 150;  // u32: overflow instead
+      v.push_back(static_cast<T>(x));
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      v.push_back(static_cast<T>(99.999));
+      v.push_back(std::numeric_limits<T>::quiet_NaN());
+      v.push_back(std::numeric_limits<T>::infinity());
+      v.push_back(-std::numeric_limits<T>::infinity());
+    }
+    args.insert(args.end(), {"--bins", "10", "--range", "0:100"});
+    for (int i = 0; i <= 10; ++i) edges.push_back(10.0 * i);
+  }
+  std::string f = t.file(name, bytes_of(v));
+  args.push_back(f);
+  Result r = ok(args);
+  CsvHistogram h = parse_csv(r.out);
+  EXPECT_EQ(h.edges, edges) << type;
+  Reference ref = reference(as_doubles(v), edges, false);
+  EXPECT_EQ(h.counts, ref.counts) << type;
+
+  args[4] = "json";
+  Json j = parse_json(ok(args).out);
+  EXPECT_EQ(j["type"].str(), type);
+  EXPECT_EQ(u64s(j["counts"]), ref.counts) << type;
+  EXPECT_EQ(j["total"].u64(), v.size()) << type;
+  EXPECT_EQ(j["underflow"].u64(), ref.underflow) << type;
+  EXPECT_EQ(j["overflow"].u64(), ref.overflow) << type;
+  EXPECT_EQ(j["nan"].u64(), ref.nan) << type;
+}
+
+TEST_F(CliTest, CountEverySampleType) {
+  check_type<std::uint8_t>(*this, "u8", "a.u8");
+  check_type<std::int8_t>(*this, "i8", "a.i8");
+  check_type<std::uint16_t>(*this, "u16", "a.u16");
+  check_type<std::int16_t>(*this, "i16", "a.i16");
+  check_type<std::int32_t>(*this, "i32", "a.i32");
+  check_type<std::uint32_t>(*this, "u32", "a.u32");
+  check_type<float>(*this, "f32", "a.f32");
+  check_type<double>(*this, "f64", "a.f64");
+}
+
+// ---- count: several inputs ---------------------------------------------------------------
+
+TEST_F(CliTest, CountSeveralFilesEqualsTheirConcatenation) {
+  std::string a = random_bytes(1000, 3), b = random_bytes(77, 4), c = random_bytes(4096, 5);
+  std::string fa = file("a", a), fb = file("b", b), fc = file("c", c), fall = file("all", a + b + c);
+  std::string together = ok({"count", "--format", "csv", fa, fb, fc}).out;
+  EXPECT_EQ(together, ok({"count", "--format", "csv", fall}).out);
+  EXPECT_EQ(parse_csv(together).counts, byte_counts(a + b + c));
+  Json j = parse_json(ok({"count", "--format", "json", fa, fb, fc}).out);
+  ASSERT_EQ(j["files"].array().size(), 3u);
+  EXPECT_EQ(j["files"].array()[1].str(), fb);
+  EXPECT_EQ(j["total"].u64(), a.size() + b.size() + c.size());
+  // The same file twice counts twice, as cat would.
+  EXPECT_EQ(parse_json(ok({"count", "--format", "json", fb, fb}).out)["total"].u64(), 2 * b.size());
+}
+
+TEST_F(CliTest, CountPerFile) {
+  std::string a = random_bytes(500, 6), b = random_bytes(300, 7);
+  std::string fa = file("first.bin", a), fb = file("second.bin", b);
+  // csv: a file column, every bin of every file
+  Result csv = ok({"count", "--per-file", "--format", "csv", fa, fb});
+  auto lines = lines_of(csv.out);
+  ASSERT_EQ(lines.size(), 1 + 2 * 256u);
+  EXPECT_EQ(lines[0], "file,bin,lower,upper,count");
+  std::vector<std::uint64_t> ca(256), cb(256);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    auto f = split(lines[i]);
+    ASSERT_EQ(f.size(), 5u);
+    (f[0] == fa ? ca : cb)[std::stoul(f[1])] = std::stoull(f[4]);
+    EXPECT_TRUE(f[0] == fa || f[0] == fb) << lines[i];
+  }
+  EXPECT_EQ(ca, byte_counts(a));
+  EXPECT_EQ(cb, byte_counts(b));
+  // json: the sum, and one entry per file
+  Json j = parse_json(ok({"count", "--per-file", "--format", "json", fa, fb}).out);
+  EXPECT_EQ(u64s(j["counts"]), byte_counts(a + b));
+  ASSERT_EQ(j["per_file"].array().size(), 2u);
+  EXPECT_EQ(j["per_file"].array()[0]["file"].str(), fa);
+  EXPECT_EQ(u64s(j["per_file"].array()[0]["counts"]), byte_counts(a));
+  EXPECT_EQ(j["per_file"].array()[1]["total"].u64(), b.size());
+  // table: one labelled block per file
+  std::string table = ok({"count", "--per-file", fa, fb}).out;
+  auto pa = table.find("==> " + fa + " <=="), pb = table.find("==> " + fb + " <==");
+  ASSERT_NE(pa, std::string::npos) << table;
+  ASSERT_NE(pb, std::string::npos) << table;
+  EXPECT_LT(pa, pb);
+  EXPECT_NE(table.find("total      500"), std::string::npos) << table;
+  EXPECT_NE(table.find("total      300"), std::string::npos) << table;
+}
+
+TEST_F(CliTest, CountStandardInput) {
+  std::string bytes = random_bytes(20000, 8);
+  std::string f = file("in", bytes);
+  std::string expected = ok({"count", "--format", "csv", f}).out;
+  RunSpec pipe;
+  pipe.stdin_data = bytes;
+  EXPECT_EQ(ok({"count", "--format", "csv"}, pipe).out, expected);
+  EXPECT_EQ(ok({"count", "--format", "csv", "-"}, pipe).out, expected);
+  RunSpec redirect;
+  redirect.stdin_file = f;
+  EXPECT_EQ(ok({"count", "--format", "csv"}, redirect).out, expected);
+  // "-" among files: stdin in its place
+  std::string head = bytes.substr(0, 7000), tail = bytes.substr(7000);
+  std::string fh = file("head", head);
+  RunSpec rest;
+  rest.stdin_data = tail;
+  EXPECT_EQ(ok({"count", "--format", "csv", fh, "-"}, rest).out, expected);
+  Json j = parse_json(ok({"count", "--format", "json", "--per-file", fh, "-"}, rest).out);
+  EXPECT_EQ(j["per_file"].array()[1]["file"].str(), "-");
+  EXPECT_EQ(j["per_file"].array()[1]["total"].u64(), tail.size());
+  EXPECT_EQ(j["files"].array()[1].str(), "-");
+  // --per-file table labels standard input like head(1)
+  EXPECT_NE(ok({"count", "--per-file", fh, "-"}, rest).out.find("==> standard input <=="), std::string::npos);
+}
+
+TEST_F(CliTest, CountEmptyInputIsAllZeros) {
+  std::string f = file("empty", "");
+  RunSpec none;
+  none.stdin_data = "";
+  for (const RunSpec& spec : {RunSpec{}, none}) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"count", "--format", "json", f}, {"count", "--format", "json"},
+          {"count", "--format", "json", "--type", "f32", "--bins", "3", "--range", "0:1"},
+          {"count", "--format", "json", "--type", "f64", "--range", "auto"},
+          {"count", "--format", "json", "--type", "i32", "--range", "auto"}}) {
+      Json j = parse_json(ok(args, spec).out);
+      EXPECT_EQ(j["total"].u64(), 0u);
+      for (auto c : u64s(j["counts"])) EXPECT_EQ(c, 0u);
+      EXPECT_EQ(u64s(j["counts"]).size(), j["bins"].u64());
+    }
+  }
+  CsvHistogram h = parse_csv(ok({"count", "--format", "csv", f}).out);
+  EXPECT_EQ(h.counts, std::vector<std::uint64_t>(256, 0));
+  std::string table = ok({"count", f}).out;
+  EXPECT_NE(table.find("total      0"), std::string::npos) << table;
+  // numpy's convention for an empty --range auto: [0, 1]
+  Json j = parse_json(ok({"count", "--format", "json", "--type", "f32", "--bins", "4", "--range", "auto", f}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+}
+
+// ---- count: binning options ------------------------------------------------------------
+
+TEST_F(CliTest, CountRangeAutoInteger) {
+  std::vector<std::int16_t> v = {-5, 7, 0, 0, 3, -5, 7, 7, 2};
+  std::string f = file("v.i16", bytes_of(v));
+  Json j = parse_json(ok({"count", "--type", "i16", "--range", "auto", "--format", "json", f}).out);
+  EXPECT_EQ(j["bins"].u64(), 13u);  // one bin per value, -5..7
+  std::vector<double> edges;
+  for (int e = -5; e <= 8; ++e) edges.push_back(e);
+  EXPECT_EQ(doubles(j["edges"]), edges);
+  EXPECT_EQ(u64s(j["counts"]), reference(as_doubles(v), edges, false).counts);
+  EXPECT_EQ(j["underflow"].u64() + j["overflow"].u64(), 0u);
+  // With --bins: even bins over [min, max], max in the last bin (numpy).
+  j = parse_json(ok({"count", "--type", "i16", "--range", "auto", "--bins", "4", "--format", "json", f}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{-5, -2, 1, 4, 7}));
+  EXPECT_TRUE(j["last_bin_inclusive"].boolean());
+  EXPECT_EQ(u64s(j["counts"]), reference(as_doubles(v), {-5, -2, 1, 4, 7}, true).counts);
+  EXPECT_EQ(j["overflow"].u64(), 0u);
+  // A span of more than 65536 values: 256 bins over [min, max].
+  std::vector<std::uint32_t> w = {100, 5000000, 2500000, 100, 4999999};
+  std::string g = file("w.u32", bytes_of(w));
+  j = parse_json(ok({"count", "--type", "u32", "--range", "auto", "--format", "json", g}).out);
+  EXPECT_EQ(j["bins"].u64(), 256u);
+  auto e = doubles(j["edges"]);
+  EXPECT_EQ(e.front(), 100.0);
+  EXPECT_EQ(e.back(), 5000000.0);
+  EXPECT_EQ(u64s(j["counts"]), reference(as_doubles(w), e, true).counts);
+  EXPECT_EQ(u64s(j["counts"]).back(), 2u);
+  // One distinct value: one bin.
+  std::string one = file("one.i32", bytes_of(std::vector<std::int32_t>{9, 9, 9}));
+  j = parse_json(ok({"count", "--type", "i32", "--range", "auto", "--format", "json", one}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{9, 10}));
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{3}));
+}
+
+TEST_F(CliTest, CountRangeAutoFloat) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v = {0.5f, -1.25f, 3.0f, nan, inf, -inf, 2.0f, 3.0f, -1.25f, nan, 0.0f};
+  std::string f = file("v.f32", bytes_of(v));
+  Json j = parse_json(ok({"count", "--type", "f32", "--bins", "5", "--range", "auto", "--format", "json", f}).out);
+  auto e = doubles(j["edges"]);
+  ASSERT_EQ(e.size(), 6u);
+  EXPECT_EQ(e.front(), -1.25);
+  EXPECT_EQ(e.back(), 3.0);
+  EXPECT_EQ(u64s(j["counts"]), reference(as_doubles(v), e, true).counts);
+  EXPECT_EQ(u64s(j["counts"]).back(), 2u);  // both 3.0 in the last bin
+  EXPECT_EQ(j["nan"].u64(), 2u);
+  EXPECT_EQ(j["underflow"].u64(), 1u);  // -inf
+  EXPECT_EQ(j["overflow"].u64(), 1u);   // +inf
+  EXPECT_EQ(j["total"].u64(), v.size());
+  // CSV edges round-trip exactly.
+  CsvHistogram h = parse_csv(ok({"count", "--type", "f32", "--bins", "5", "--range", "auto", "--format", "csv", f}).out);
+  EXPECT_EQ(h.edges, e);
+  // Without --bins: 256.
+  j = parse_json(ok({"count", "--type", "f32", "--range", "auto", "--format", "json", f}).out);
+  EXPECT_EQ(j["bins"].u64(), 256u);
+  // A single value v: numpy's [v - 0.5, v + 0.5].
+  std::string one = file("one.f64", bytes_of(std::vector<double>{2.5, 2.5}));
+  j = parse_json(ok({"count", "--type", "f64", "--bins", "2", "--range", "auto", "--format", "json", one}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{2, 2.5, 3}));
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{0, 2}));
+  // From a pipe (buffered in a temporary file for the second pass): the same result.
+  RunSpec pipe;
+  pipe.stdin_data = bytes_of(v);
+  EXPECT_EQ(ok({"count", "--type", "f32", "--bins", "5", "--range", "auto", "--format", "csv"}, pipe).out,
+            ok({"count", "--type", "f32", "--bins", "5", "--range", "auto", "--format", "csv", f}).out);
+}
+
+TEST_F(CliTest, CountEdgesAndNumpy) {
+  std::vector<double> v = {-1, 0, 5, 9.999, 10, 50, 99.5, 100, 100, 101};
+  std::string f = file("v.f64", bytes_of(v));
+  const std::vector<double> edges = {0, 10, 100};
+  Json j = parse_json(ok({"count", "--type", "f64", "--edges", "0,10,100", "--format", "json", f}).out);
+  EXPECT_EQ(doubles(j["edges"]), edges);
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{3, 3}));
+  EXPECT_EQ(j["underflow"].u64(), 1u);
+  EXPECT_EQ(j["overflow"].u64(), 3u);  // 100, 100, 101
+  EXPECT_FALSE(j["last_bin_inclusive"].boolean());
+  j = parse_json(ok({"count", "--type", "f64", "--edges", "0,10,100", "--numpy", "--format", "json", f}).out);
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{3, 5}));  // 100 is in the last bin
+  EXPECT_EQ(j["overflow"].u64(), 1u);
+  EXPECT_TRUE(j["last_bin_inclusive"].boolean());
+  EXPECT_EQ(u64s(j["counts"]), reference(v, edges, true).counts);
+  // Even bins with --numpy.
+  j = parse_json(ok({"count", "--type", "f64", "--bins", "4", "--range", "0:100", "--numpy", "--format", "json", f}).out);
+  EXPECT_EQ(u64s(j["counts"]), reference(v, {0, 25, 50, 75, 100}, true).counts);
+  // The table marks the closed last bin.
+  std::string table = ok({"count", "--type", "f64", "--edges", "0,10,100", "--numpy", f}).out;
+  EXPECT_NE(table.find("[10, 100]"), std::string::npos) << table;
+  EXPECT_NE(table.find("[0, 10)"), std::string::npos) << table;
+  // Non-integer edges print with every digit they need.
+  Result csv = ok({"count", "--type", "f64", "--edges", "0.1,0.30000000000000004,1e300", "--format", "csv", f});
+  EXPECT_NE(csv.out.find("0,0.1,0.30000000000000004,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",1e+300,"), std::string::npos) << csv.out;
+}
+
+TEST_F(CliTest, CountDefaultAndRangeOnlyBins) {
+  std::vector<std::uint8_t> v = {0, 3, 3, 9, 10, 255};
+  std::string f = file("v.u8", bytes_of(v));
+  // --range LO:HI without --bins on an integer type: one bin per value.
+  Json j = parse_json(ok({"count", "--range", "3:10", "--format", "json", f}).out);
+  EXPECT_EQ(j["bins"].u64(), 7u);
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{2, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(j["underflow"].u64(), 1u);
+  EXPECT_EQ(j["overflow"].u64(), 2u);
+  // --bins without --range on an integer type: the type's whole range.
+  j = parse_json(ok({"count", "--bins", "4", "--format", "json", f}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{0, 64, 128, 192, 256}));
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{5, 0, 0, 1}));
+  // i8: one bin per value from -128.
+  std::string g = file("v.i8", bytes_of(std::vector<std::int8_t>{-128, -1, 127}));
+  std::string table = ok({"count", "--type", "i8", g}).out;
+  EXPECT_NE(table.find("-128 "), std::string::npos) << table;
+  EXPECT_NE(table.find("127 "), std::string::npos) << table;
+}
+
+// ---- count: windows and chunks ------------------------------------------------------------
+
+TEST_F(CliTest, CountExactAcrossWindowAndChunkBoundaries) {
+  std::mt19937_64 rng(9);
+  std::vector<double> v(3001);
+  for (double& x : v) x = static_cast<double>(rng() % 1000) / 10.0;
+  std::string bytes = bytes_of(v);
+  std::string f = file("v.f64", bytes);
+  const std::vector<std::string> args = {"count", "--type", "f64", "--bins", "37", "--range", "0:100", "--format", "csv"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  std::string expected = ok(with({f})).out;
+  std::vector<double> edges = parse_csv(expected).edges;
+  EXPECT_EQ(parse_csv(expected).counts, reference(v, edges, false).counts);
+  // Mapped windows that end inside a sample (4100 = 512.5 samples), tiny ones, page-sized ones.
+  for (const char* w : {"1", "7", "4096", "4100", "5000", "8191", "12345"}) {
+    RunSpec spec;
+    spec.env = {std::string("LEVELHIST_WINDOW_BYTES=") + w};
+    EXPECT_EQ(ok(with({f}), spec).out, expected) << "window " << w;
+    if (std::string(w) != "1") EXPECT_EQ(ok(with({f, f}), spec).out, ok(with({f, f})).out) << "window " << w;
+  }
+  // Read() chunks that end inside a sample, from a pipe.
+  for (const char* c : {"1", "7", "13", "4096", "10000"}) {
+    RunSpec spec;
+    spec.env = {std::string("LEVELHIST_CHUNK_BYTES=") + c};
+    spec.stdin_data = bytes;
+    EXPECT_EQ(ok(args, spec).out, expected) << "chunk " << c;
+  }
+  // Standard input redirected from a file at an offset that is not sample-aligned:
+  // every window boundary falls inside a sample.
+  std::string padded = file("padded", "xyz" + bytes);
+  int fd = open(padded.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  for (const char* w : {"4100", "4096", "1073741824"}) {
+    ASSERT_EQ(lseek(fd, 3, SEEK_SET), 3);
+    RunSpec spec;
+    spec.env = {std::string("LEVELHIST_WINDOW_BYTES=") + w};
+    spec.stdin_fd = fd;
+    EXPECT_EQ(ok(args, spec).out, expected) << "offset 3, window " << w;
+    EXPECT_EQ(lseek(fd, 0, SEEK_CUR), static_cast<off_t>(3 + bytes.size()));  // consumed, as a reader would
+  }
+  close(fd);
+  // A bad knob is a usage error.
+  RunSpec bad;
+  bad.env = {"LEVELHIST_WINDOW_BYTES=0"};
+  fails(2, with({f}), bad);
+}
+
+// ---- count: running options -------------------------------------------------------------
+
+TEST_F(CliTest, CountThreadsAndStrategies) {
+  std::string bytes = random_bytes(300000, 10);
+  std::string f = file("d", bytes);
+  std::string expected = ok({"count", "--format", "csv", f}).out;
+  for (const char* t : {"0", "1", "3", "16"})
+    EXPECT_EQ(ok({"count", "--format", "csv", "--threads", t, f}).out, expected) << t;
+  EXPECT_EQ(ok({"count", "--format", "csv", "--backend", "cpu", f}).out, expected);
+  EXPECT_EQ(ok({"count", "--format", "csv", "--strategy", "auto", f}).out, expected);
+  for (const levelhist::Strategy* s : levelhist::all_strategies()) {
+    if (!levelhist::backend_available(s->backend)) continue;
+    levelhist::Binning b = levelhist::Binning::per_value(levelhist::SampleType::u8);
+    if (!s->supports(levelhist::Problem{levelhist::SampleType::u8, &b, bytes.size()}, nullptr)) continue;
+    Json j = parse_json(ok({"count", "--format", "json", "--strategy", s->name, f}).out);
+    EXPECT_EQ(j["strategy"].str(), s->name);
+    EXPECT_EQ(u64s(j["counts"]), byte_counts(bytes)) << s->name;
+  }
+  Json j = parse_json(ok({"count", "--format", "json", "--backend", "cpu", f}).out);
+  const levelhist::Strategy* s = levelhist::find_strategy(j["strategy"].str());
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->backend, levelhist::Backend::cpu);
+}
+
+TEST_F(CliTest, CountStrategiesThatCannotRunOrCannotCount) {
+  std::string f = file("d", random_bytes(4096, 11));
+  using levelhist::SampleType;
+  for (const levelhist::Strategy* s : levelhist::all_strategies()) {
+    if (!levelhist::backend_available(s->backend)) {
+      fails(1, {"count", "--strategy", s->name, f});
+      continue;
+    }
+    // Problems this strategy refuses, if any: each must be a clean input error.
+    struct Case {
+      SampleType type;
+      std::vector<std::string> bins;
+      levelhist::Binning binning;
+    };
+    std::vector<Case> cases = {
+        {SampleType::u8, {}, levelhist::Binning::per_value(SampleType::u8)},
+        {SampleType::u16, {}, levelhist::Binning::per_value(SampleType::u16)},
+        {SampleType::u8, {"--bins", "7", "--range", "0:256"}, levelhist::Binning::even(7, 0, 256)},
+        {SampleType::f32, {"--bins", "1000", "--range", "0:1"}, levelhist::Binning::even(1000, 0, 1)},
+        {SampleType::f64, {"--edges", "0,1,10,100"}, levelhist::Binning::explicit_edges({0, 1, 10, 100})},
+        {SampleType::i32, {"--bins", "100000", "--range", "0:1000000"}, levelhist::Binning::even(100000, 0, 1000000)},
+    };
+    for (const Case& c : cases) {
+      std::vector<std::string> args = {"count", "--strategy", s->name, "--type", std::string(levelhist::to_string(c.type))};
+      args.insert(args.end(), c.bins.begin(), c.bins.end());
+      args.push_back(f);
+      if (s->supports(levelhist::Problem{c.type, &c.binning, 4096 / levelhist::sample_size(c.type)}, nullptr)) ok(args);
+      else fails(1, args);
+    }
+  }
+}
+
+TEST_F(CliTest, CountBackendCuda) {
+  std::string f = file("d", random_bytes(100000, 12));
+  if (!levelhist::backend_available(levelhist::Backend::cuda)) {
+    Result r = fails(1, {"count", "--backend", "cuda", f});
+    EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+    return;
+  }
+  Json j = parse_json(ok({"count", "--backend", "cuda", "--format", "json", f}).out);
+  const levelhist::Strategy* s = levelhist::find_strategy(j["strategy"].str());
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->backend, levelhist::Backend::cuda);
+  EXPECT_EQ(ok({"count", "--backend", "cuda", "--format", "csv", f}).out,
+            ok({"count", "--backend", "cpu", "--format", "csv", f}).out);
+}
+
+// ---- text ---------------------------------------------------------------------------
+
+TEST_F(CliTest, TextPmppPhrase) {
+  // Figure 9.1 of PMPP, counted by hand: programming / massively / parallel / processors
+  //   a-d: a, a, a a, c            = 5     e-h: g g, e, e, e        = 5
+  //   i-l: i, i l, l l l           = 6     m-p: p o m m n, m, p, p o o = 10
+  //   q-t: r r, s s, r, r s s r s  = 10    u-x: v = 1     y-z: y = 1
+  const std::vector<std::uint64_t> expected = {5, 5, 6, 10, 10, 1, 1};
+  std::string f = file("phrase.txt", letters_phrase());
+  Json j = parse_json(ok({"text", "--format", "json", f}).out);
+  EXPECT_EQ(u64s(j["counts"]), expected);
+  EXPECT_EQ(j["bins"].u64(), 7u);
+  EXPECT_EQ(j["other"].u64(), 3u);  // three spaces
+  EXPECT_EQ(j["letters"].u64(), 38u);
+  EXPECT_EQ(j["total"].u64(), 41u);
+  EXPECT_FALSE(j["fold_case"].boolean());
+  ASSERT_EQ(j["labels"].array().size(), 7u);
+  EXPECT_EQ(j["labels"].array()[0].str(), "a-d");
+  EXPECT_EQ(j["labels"].array()[6].str(), "y-z");
+  EXPECT_NE(levelhist::find_strategy(j["strategy"].str()), nullptr);
+
+  EXPECT_EQ(ok({"text", "--format", "csv", f}).out,
+            "bin,letters,count\n0,a-d,5\n1,e-h,5\n2,i-l,6\n3,m-p,10\n4,q-t,10\n5,u-x,1\n6,y-z,1\n");
+  std::string table = ok({"text", f}).out;
+  auto lines = lines_of(table);
+  ASSERT_EQ(lines.size(), 10u) << table;
+  const char* labels[] = {"a-d", "e-h", "i-l", "m-p", "q-t", "u-x", "y-z"};
+  for (int i = 0; i < 7; ++i) {
+    std::istringstream in(lines[static_cast<std::size_t>(i)]);
+    std::string label, count;
+    in >> label >> count;
+    EXPECT_EQ(label, labels[i]);
+    EXPECT_EQ(std::stoull(count), expected[static_cast<std::size_t>(i)]);
+  }
+  EXPECT_EQ(lines[7], "letters  38");
+  EXPECT_EQ(lines[8], "other    3");
+  EXPECT_EQ(lines[9], "total    41");
+  // Standard input, "-", and echo's newline (one more "other").
+  RunSpec spec;
+  spec.stdin_data = letters_phrase() + "\n";
+  j = parse_json(ok({"text", "--format", "json"}, spec).out);
+  EXPECT_EQ(u64s(j["counts"]), expected);
+  EXPECT_EQ(j["other"].u64(), 4u);
+  EXPECT_EQ(ok({"text", "--format", "json", "-"}, spec).out, ok({"text", "--format", "json"}, spec).out);
+}
+
+TEST_F(CliTest, TextCaseNonAsciiAndFolding) {
+  std::string f = file("t.txt", "Programming MASSIVELY \xc3\xa9t\xc3\xa9 {|}~ `@ AZaz");
+  Json j = parse_json(ok({"text", "--format", "json", f}).out);
+  // 40 bytes. Lowercase only: "rogramming" -> a-d 1, e-h 2, i-l 1, m-p 4, q-t 2; the t of
+  // "\xc3\xa9t\xc3\xa9" -> q-t; "az" -> a-d, y-z. The bytes of 'é' (0xc3 0xa9) are other.
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{2, 2, 1, 4, 3, 0, 1}));
+  EXPECT_EQ(j["total"].u64(), 40u);
+  EXPECT_EQ(j["other"].u64(), 40u - 13u);
+  j = parse_json(ok({"text", "--fold-case", "--format", "json", f}).out);
+  EXPECT_TRUE(j["fold_case"].boolean());
+  // + P (m-p); M A S S I V E L Y (m-p, a-d, q-t x2, i-l x2, u-x, e-h, y-z); A Z
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{4, 3, 3, 6, 5, 1, 3}));
+  EXPECT_EQ(j["other"].u64(), 40u - 25u);
+}
+
+TEST_F(CliTest, TextSeveralFilesAndPerFile) {
+  std::string a = file("a.txt", "abcd"), b = file("b.txt", "zzz!");
+  Json j = parse_json(ok({"text", "--format", "json", a, b}).out);
+  EXPECT_EQ(u64s(j["counts"]), (std::vector<std::uint64_t>{4, 0, 0, 0, 0, 0, 3}));
+  EXPECT_EQ(j["other"].u64(), 1u);
+  j = parse_json(ok({"text", "--format", "json", "--per-file", a, b}).out);
+  ASSERT_EQ(j["per_file"].array().size(), 2u);
+  EXPECT_EQ(u64s(j["per_file"].array()[0]["counts"]), (std::vector<std::uint64_t>{4, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(j["per_file"].array()[1]["other"].u64(), 1u);
+  std::string csv = ok({"text", "--format", "csv", "--per-file", a, b}).out;
+  EXPECT_EQ(lines_of(csv).size(), 15u);
+  EXPECT_EQ(lines_of(csv)[0], "file,bin,letters,count");
+  EXPECT_NE(csv.find(b + ",6,y-z,3\n"), std::string::npos) << csv;
+  std::string table = ok({"text", "--per-file", a, b}).out;
+  EXPECT_NE(table.find("==> " + a + " <=="), std::string::npos);
+  // Empty text: zeros.
+  j = parse_json(ok({"text", "--format", "json", file("e", "")}).out);
+  EXPECT_EQ(j["total"].u64(), 0u);
+}
+
+// ---- list -----------------------------------------------------------------------------
+
+TEST_F(CliTest, ListEveryStrategy) {
+  auto registry = levelhist::all_strategies();
+  std::string table = ok({"list"}).out;
+  for (const levelhist::Strategy* s : registry) {
+    EXPECT_NE(table.find(s->name), std::string::npos) << s->name;
+    EXPECT_NE(table.find(s->summary), std::string::npos) << s->name;
+  }
+  auto csv = lines_of(ok({"list", "--format", "csv"}).out);
+  ASSERT_EQ(csv.size(), registry.size() + 1);
+  EXPECT_EQ(csv[0], "name,backend,available,reason,summary,source");
+  Json j = parse_json(ok({"list", "--format", "json"}).out);
+  const auto& rows = j["strategies"].array();
+  ASSERT_EQ(rows.size(), registry.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const levelhist::Strategy* s = registry[i];
+    EXPECT_EQ(rows[i]["name"].str(), s->name);
+    EXPECT_EQ(rows[i]["backend"].str(), levelhist::to_string(s->backend));
+    EXPECT_EQ(rows[i]["summary"].str(), s->summary);
+    EXPECT_EQ(rows[i]["source"].str(), s->source);
+    std::string why;
+    bool available = levelhist::backend_available(s->backend, &why);
+    EXPECT_EQ(rows[i]["available"].boolean(), available);
+    if (!available) {
+      EXPECT_EQ(rows[i]["reason"].str(), why);
+    }
+    EXPECT_EQ(csv[i + 1].rfind(std::string(s->name) + "," + std::string(levelhist::to_string(s->backend)) + "," +
+                                   (available ? "yes" : "no") + ",", 0),
+              0u)
+        << csv[i + 1];
+  }
+  EXPECT_EQ(j["built_with_cuda"].boolean(), levelhist::built_with_cuda());
+}
+
+// ---- errors ----------------------------------------------------------------------------
+
+TEST_F(CliTest, UsageErrorsExitTwo) {
+  std::string f = file("d", "abcd");
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"frobnicate"},
+      {"--frob"},
+      {"count", "--frob", f},
+      {"count", "-x", f},
+      {"count", "--type", "u64", f},
+      {"count", "--type", "U8", f},
+      {"count", "--format", "xml", f},
+      {"count", "--strategy", "no_such_strategy", f},
+      {"count", "--backend", "gpu", f},
+      {"count", "--bins"},
+      {"count", "--bins", "--range", "0:1", f},
+      {"count", f, "--type"},
+      {"count", "--edges", "0,1,2", "--bins", "2", f},
+      {"count", "--edges", "0,1", "--range", "0:1", f},
+      {"count", "--type", "f32", f},
+      {"count", "--type", "i32", f},
+      {"count", "--type", "f64", "--bins", "10", f},
+      {"count", "--type", "f32", "--range", "0:1", f},
+      {"count", "--range", "0.5:10", f},
+      {"count", "--numpy=yes", f},
+      {"count", "-", "-"},
+      {"text", "--type", "u8", f},
+      {"text", "--bins", "3", f},
+      {"text", "--format", "yaml", f},
+      {"list", "extra"},
+      {"list", "--type", "u8"},
+      {"help", "frob"},
+      {"help", "count", "text"},
+  };
+  for (const auto& args : cases) fails(2, args);
+  // A strategy on the wrong backend is a conflict.
+  for (const levelhist::Strategy* s : levelhist::all_strategies())
+    fails(2, {"count", "--strategy", s->name, "--backend", s->backend == levelhist::Backend::cpu ? "cuda" : "cpu", f});
+}
+
+TEST_F(CliTest, InputErrorsExitOne) {
+  std::string f = file("d", "abcdefg");  // 7 bytes
+  std::string dir = path("subdir");
+  fs::create_directory(dir);
+  const std::vector<std::vector<std::string>> cases = {
+      {"count", path("missing")},
+      {"count", f, path("missing")},
+      {"count", dir},
+      {"count", f + "/child"},
+      {"count", "--type", "u16", f},
+      {"count", "--type", "f64", "--bins", "2", "--range", "0:1", f},
+      {"text", path("missing")},
+      {"text", dir},
+  };
+  for (const auto& args : cases) fails(1, args);
+  // The message names the leftover bytes.
+  Result r = fails(1, {"count", "--type", "i32", "--bins", "4", f});
+  EXPECT_NE(r.err.find("3 bytes left over"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
+  RunSpec ragged;
+  ragged.stdin_data = "abcde";
+  r = fails(1, {"count", "--type", "u16"}, ragged);
+  EXPECT_NE(r.err.find("standard input"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 byte left over"), std::string::npos) << r.err;
+  fails(1, {"count", "--type", "f32", "--bins", "3", "--range", "auto"}, ragged);  // through the spill
+  // Nothing on stdout even though the first file was fine and counted.
+  fails(1, {"count", "--type", "u16", file("even", "abcd"), f});
+  fails(1, {"count", "--per-file", "--type", "u16", file("even2", "abcd"), f});
+  // Unreadable (root reads everything: skip that part).
+  if (geteuid() != 0) {
+    std::string locked = file("locked", "abcd");
+    fs::permissions(locked, fs::perms::none);
+    r = fails(1, {"count", locked});
+    EXPECT_NE(r.err.find("ermission"), std::string::npos) << r.err;
+  }
+  r = fails(1, {"count", path("missing")});
+  EXPECT_NE(r.err.find("No such file"), std::string::npos) << r.err;
+  r = fails(1, {"count", dir});
+  EXPECT_NE(r.err.find("directory"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, BadBinOptionsExitOne) {
+  std::string f = file("d", "abcdefgh");
+  const std::vector<std::string> bad_bins = {"0",   "-3",   "10x",  "",   "1e3", "99999999999999999999",
+                                             "268435457", " 5", "+5", "0x10", "nan", "4.0"};
+  for (const auto& b : bad_bins) fails(1, {"count", "--bins", b, "--range", "0:1", f});
+  const std::vector<std::string> bad_ranges = {"5:1",   "1:1",  "nan:1", "0:nan", "0:abc", "0:1x", "0",   "inf:1",
+                                               "0:inf", "0:1:2", ":1",   "0:",    "",      "-1e400:0", "Auto",
+                                               "-1.7e308:1.7e308"};
+  for (const auto& r : bad_ranges) fails(1, {"count", "--bins", "4", "--range", r, f});
+  const std::vector<std::string> bad_edges = {"3,2", "1,1", "0,nan", "0,1x", "1", "", "0,,1", ",1", "0,1,", "0,inf", "a,b",
+                                              "0,2,1"};
+  for (const auto& e : bad_edges) fails(1, {"count", "--edges", e, f});
+  for (const auto& t : std::vector<std::string>{"abc", "-1", "99999999", "", "2x"}) fails(1, {"count", "--threads", t, f});
+  // Messages say what and how.
+  Result r = fails(1, {"count", "--bins", "10x", "--range", "0:1", f});
+  EXPECT_NE(r.err.find("10x"), std::string::npos) << r.err;
+  r = fails(1, {"count", "--bins", "4", "--range", "5:1", f});
+  EXPECT_NE(r.err.find("reversed"), std::string::npos) << r.err;
+  // All-NaN data with --range auto.
+  std::string nans = file("nan.f32", bytes_of(std::vector<float>(5, std::numeric_limits<float>::quiet_NaN())));
+  r = fails(1, {"count", "--type", "f32", "--range", "auto", nans});
+  EXPECT_NE(r.err.find("5 NaN"), std::string::npos) << r.err;
+  // Usage errors are reported before bad values.
+  fails(2, {"count", "--bins", "0", "--format", "xml", f});
+  // The backend without a GPU.
+  if (!levelhist::backend_available(levelhist::Backend::cuda)) fails(1, {"text", "--backend", "cuda", f});
+}
+
+// ---- output plumbing ------------------------------------------------------------------
+
+TEST_F(CliTest, QuietWhenTheReaderGoesAway) {
+  std::string f = file("d.u16", random_bytes(1 << 20, 13));
+  RunSpec spec;
+  spec.close_stdout_early = true;
+  Result r = run_cli({"count", "--type", "u16", "--format", "csv", f}, spec);  // ~1 MB of output
+  EXPECT_EQ(r.err, "") << describe({}, r);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.status, 0);
+}
+
+TEST_F(CliTest, WriteErrorIsOneLine) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::string f = file("d", "abcd");
+  RunSpec spec;
+  spec.stdout_file = "/dev/full";
+  Result r = run_cli({"count", f}, spec);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("levelhist: ", 0), 0u) << r.err;
+}
+
+TEST_F(CliTest, NoProgressWhenStderrIsNotATerminal) {
+  std::string f = file("d", random_bytes(1 << 20, 14));
+  RunSpec spec;
+  spec.env = {"LEVELHIST_PROGRESS_BYTES=1", "LEVELHIST_WINDOW_BYTES=65536"};
+  ok({"count", f}, spec);  // ok() checks that stderr is empty
+}
+
+TEST_F(CliTest, InputFilesAreNeverModified) {
+  std::string bytes = random_bytes(10000, 15);
+  std::string f = file("keep", bytes);
+  auto before = fs::last_write_time(f);
+  ok({"count", f});
+  ok({"count", "--range", "auto", "--per-file", "--format", "json", f});
+  ok({"text", f});
+  std::ifstream in(f, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, bytes);
+  EXPECT_EQ(fs::last_write_time(f), before);
+}
+
+TEST_F(CliTest, FileNamesInJsonAndMessagesAreEscaped) {
+  std::string f = file("we\"ird\\na,me", "ab");
+  Json j = parse_json(ok({"count", "--format", "json", f}).out);
+  EXPECT_EQ(j["files"].array()[0].str(), f);
+  std::string csv = ok({"count", "--per-file", "--format", "csv", f}).out;
+  EXPECT_NE(csv.find("\"" + path("we\"\"ird\\na,me") + "\",97,97,98,1"), std::string::npos) << csv;
+  // A newline in a name must not break the one-line error.
+  fails(1, {"count", path("no\nsuch")});
+}
+
+}  // namespace
