@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(512) k_block_shared(const uint4* p, size_t n16
 // B: 32 lane columns: h[bin][lane], 32-bit counters, shared atomics. Bank = lane for
 // every access, whatever the data: no bank conflicts at all; atomics only resolve
 // the warps of one block sharing a column.
-template <int BLOCK, int UNROLL>
-__global__ void __launch_bounds__(BLOCK) k_lane_columns(const uint4* p, size_t n16, u32* out) {
+template <int BLOCK, int UNROLL, bool RUNTIME_INCREMENT = false>
+__global__ void __launch_bounds__(BLOCK) k_lane_columns(const uint4* p, size_t n16, u32* out, u32 increment = 1) {
   __shared__ u32 h[256 * 32];
   for (int i = threadIdx.x; i < 256 * 32; i += BLOCK) h[i] = 0;
   __syncthreads();
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(BLOCK) k_lane_columns(const uint4* p, size_t n
 #pragma unroll
     for (int k = 0; k < 4; ++k)
 #pragma unroll
-      for (int b = 0; b < 4; ++b) atomicAdd(col + (((w[k] >> (8 * b)) & 0xff) << 5), 1u);
+      for (int b = 0; b < 4; ++b) atomicAdd(col + (((w[k] >> (8 * b)) & 0xff) << 5), RUNTIME_INCREMENT ? increment : 1u);
   });
   __syncthreads();
   // Row sums: thread t sums bin t's 32 columns, starting at column t so that the
@@ -283,6 +283,9 @@ int main(int argc, char** argv) {
       {"lane32_512_u1", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns<512, 1><<<gB512, 512>>>((const uint4*)d, n16, dout); }},
       {"lane32_512_u2", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns<512, 2><<<gB512, 512>>>((const uint4*)d, n16, dout); }},
       {"lane32_512_u4", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns<512, 4><<<gB512, 512>>>((const uint4*)d, n16, dout); }},
+      // B with the increment a kernel argument: separates the atomic kind (ATOMS.ADD
+      // instead of ATOMS.POPC.INC) from everything else that differs in C.
+      {"lane32_512_u2_runtime_inc", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns<512, 2, true><<<gB512, 512>>>((const uint4*)d, n16, dout, 1u); }},
       {"lane32_1024_u2", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns<1024, 2><<<gB1024, 1024>>>((const uint4*)d, n16, dout); }},
       {"lane16_1024", [&] { cudaMemsetAsync(dout, 0, 1024); k_lane_columns16<1024, 1><<<gC, 1024>>>((const uint4*)d, n16, dout); }},
       {"warp_packed8_256", [&] { cudaMemsetAsync(dout, 0, 1024); k_warp_packed8<256><<<gD, 256, 8 * 8192>>>((const uint4*)d, n16, dout); }},
