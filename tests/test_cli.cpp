@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <levelhist/levelhist.hpp>
+#include <levelhist/text.hpp>
 
 extern char** environ;
 
@@ -63,6 +64,7 @@ struct RunSpec {
   std::optional<std::string> stdout_file; // opened as fd 1 instead of capturing
   bool close_stdout_early = false;        // the reader goes away at once
   std::vector<std::string> env;           // NAME=value added to (or replacing in) the environment
+  std::string program;                    // another program of the build (default: the CLI)
 };
 
 void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -103,7 +105,7 @@ Result run_cli(const std::vector<std::string>& args, const RunSpec& spec = {}) {
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string path = cli_path();
+  std::string path = spec.program.empty() ? cli_path() : spec.program;
   std::vector<std::string> argv_strings = {path};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -919,7 +921,9 @@ TEST_F(CliTest, CountExactAcrossWindowAndChunkBoundaries) {
     RunSpec spec;
     spec.env = {std::string("LEVELHIST_WINDOW_BYTES=") + w};
     EXPECT_EQ(ok(with({f}), spec).out, expected) << "window " << w;
-    if (std::string(w) != "1") EXPECT_EQ(ok(with({f, f}), spec).out, ok(with({f, f})).out) << "window " << w;
+    if (std::string(w) != "1") {
+      EXPECT_EQ(ok(with({f, f}), spec).out, ok(with({f, f})).out) << "window " << w;
+    }
   }
   // Read() chunks that end inside a sample, from a pipe.
   for (const char* c : {"1", "7", "13", "4096", "10000"}) {
@@ -1098,6 +1102,51 @@ TEST_F(CliTest, TextSeveralFilesAndPerFile) {
   // Empty text: zeros.
   j = parse_json(ok({"text", "--format", "json", file("e", "")}).out);
   EXPECT_EQ(j["total"].u64(), 0u);
+}
+
+TEST_F(CliTest, TextLibraryHelper) {
+  namespace text = levelhist::text;
+  levelhist::Binning b = text::letter_binning();
+  EXPECT_EQ(b.edge_values(), (std::vector<double>{97, 101, 105, 109, 113, 117, 121, 123}));
+  for (unsigned c = 0; c < 256; ++c) {
+    int expected = (c >= 'a' && c <= 'z') ? static_cast<int>(c - 'a') / 4 : -1;
+    EXPECT_EQ(text::letter_bin(static_cast<unsigned char>(c)), expected) << c;
+    int folded = (c >= 'A' && c <= 'Z') ? static_cast<int>(c - 'A') / 4 : expected;
+    EXPECT_EQ(text::letter_bin(static_cast<unsigned char>(c), true), folded) << c;
+  }
+  EXPECT_EQ(text::letter_bin_label(0), "a-d");
+  EXPECT_EQ(text::letter_bin_label(6), "y-z");
+  EXPECT_EQ(text::letter_bin_first(6), 'y');
+  EXPECT_EQ(text::letter_bin_last(6), 'z');
+  EXPECT_EQ(text::letter_bin_last(1), 'h');
+  levelhist::Histogram h = text::letter_histogram(letters_phrase());
+  EXPECT_EQ(std::vector<std::uint64_t>(h.counts().begin(), h.counts().end()),
+            (std::vector<std::uint64_t>{5, 5, 6, 10, 10, 1, 1}));
+  EXPECT_EQ(text::other(h), 3u);
+  // Every byte value once: 26 letters; folding adds 26 more.
+  std::string all(256, '\0');
+  for (unsigned c = 0; c < 256; ++c) all[c] = static_cast<char>(c);
+  h = text::letter_histogram(all);
+  EXPECT_EQ(std::vector<std::uint64_t>(h.counts().begin(), h.counts().end()),
+            (std::vector<std::uint64_t>{4, 4, 4, 4, 4, 4, 2}));
+  EXPECT_EQ(h.underflow(), 97u);
+  EXPECT_EQ(h.overflow(), 256u - 123u);
+  h = text::letter_histogram(all, true);
+  EXPECT_EQ(std::vector<std::uint64_t>(h.counts().begin(), h.counts().end()),
+            (std::vector<std::uint64_t>{8, 8, 8, 8, 8, 8, 4}));
+  EXPECT_EQ(text::other(h), 256u - 52u);
+  EXPECT_THROW(text::letters_from_bytes(levelhist::Histogram(text::letter_binning())), levelhist::Error);
+}
+
+TEST_F(CliTest, TextHistogramExample) {
+  RunSpec spec;
+  spec.program = (fs::path(cli_path()).parent_path() / "example_text_histogram").string();
+  if (!fs::exists(spec.program)) GTEST_SKIP() << "not built: " << spec.program;
+  spec.stdin_data = letters_phrase() + "\n";
+  EXPECT_EQ(ok({}, spec).out, "a-d 5\ne-h 5\ni-l 6\nm-p 10\nq-t 10\nu-x 1\ny-z 1\nother 4\n");
+  spec.stdin_data.reset();
+  EXPECT_EQ(ok({"--fold-case", file("p", "PROGRAMMING")}, spec).out,
+            "a-d 1\ne-h 2\ni-l 1\nm-p 5\nq-t 2\nu-x 0\ny-z 0\nother 0\n");
 }
 
 // ---- list -----------------------------------------------------------------------------

@@ -83,7 +83,7 @@ int dispatch(const std::vector<std::string>& args) {
     else if (topic == "text") write_stdout(kTextHelp);
     else if (topic == "list") write_stdout(kListHelp);
     else if (topic == "bench") write_stdout(kBenchHelp);
-    else if (topic == "help") write_stdout(kMainHelp);
+    else if (topic == "help" || topic == "--help" || topic == "-h") write_stdout(kMainHelp);
     else usage_error("no help for unknown command " + quote(topic), "the commands are count, text, list and bench");
     return 0;
   }
