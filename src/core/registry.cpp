@@ -15,6 +15,12 @@ constexpr std::array kRegistry = {
 #if LEVELHIST_HAVE_CUDA
     // CUDA, textbook kernels (004_2fb0b8b1ce817291.txt, 002_f653b0f55bd9c251.txt)
     // CUDA, per-thread and per-warp 256-bin methods (000, 003)
+    &strategies::gpu_thread_packed,
+    &strategies::gpu_thread_packed_avoid,
+    &strategies::gpu_trish,
+    &strategies::gpu_trish_k63,
+    &strategies::gpu_warp_podlozhnyuk,
+    &strategies::gpu_thread_nugteren,
     // CUDA, levelhist's own kernels
     &strategies::gpu_lane_columns,
     // CUDA, external baseline

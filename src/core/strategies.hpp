@@ -11,6 +11,12 @@ extern const Strategy cpu_parallel;
 #if LEVELHIST_HAVE_CUDA
 // textbook kernels
 // per-thread and per-warp 256-bin methods
+extern const Strategy gpu_thread_packed;
+extern const Strategy gpu_thread_packed_avoid;
+extern const Strategy gpu_trish;
+extern const Strategy gpu_trish_k63;
+extern const Strategy gpu_warp_podlozhnyuk;
+extern const Strategy gpu_thread_nugteren;
 // levelhist's own kernels
 extern const Strategy gpu_lane_columns;
 // external baseline
