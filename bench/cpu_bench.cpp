@@ -1,6 +1,657 @@
-// PLACEHOLDER: the CPU benchmark (owned by the CPU work).
+// `levelhist bench --cpu`: the CPU benchmark. In one run it times, on a file of
+// random bytes and a file of zero bytes (u8 samples, 256 bins, files in the
+// page cache), each method end to end from the file:
+//   levelhist          exactly what `levelhist count` does (tools/input.cpp,
+//                      scan_mapped): open, mmap, madvise(MADV_SEQUENTIAL),
+//                      fill() with the auto strategy on the CPU backend, munmap, close
+//   four sub-tables    the baseline: zstd's HIST_count (32-bit loads, four
+//                      256-entry tables, summed at the end), same threads, same
+//                      fork/join over the same mapping
+//   naive              Listing 1 of 002_f653b0f55bd9c251.txt on one thread
+//   stream             a read-only pass over the mapping, same threads: the limit
+//   numpy.bincount     /usr/bin/python3, np.fromfile then bincount, only the
+//                      bincount timed (time.perf_counter)
+// plus levelhist, the baseline and the stream on a mapping already faulted in,
+// which separates counting from page-fault cost. Every histogram is checked
+// against cpu_serial before anything is timed. The figures are medians of
+// --runs runs, the methods interleaved run by run so that a burst of other
+// load on the machine spreads over all of them.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "bench.hpp"
+#include "cpu/cpu_parallel_bytes.hpp"
+#include "cpu/cpu_parallel_fork_join.hpp"
+#include "levelhist/levelhist.hpp"
+
 namespace levelhist::bench {
-int cpu_bench_main(const std::vector<std::string>&) { std::fprintf(stderr, "levelhist bench --cpu: not built yet\n"); return 1; }
+namespace {
+
+using Counts = std::array<std::uint64_t, 256>;
+
+constexpr double kBaselineTarget = 1.5;  // levelhist / four sub-tables, on random and on zero bytes
+constexpr double kNumpyTarget = 20.0;    // levelhist / numpy.bincount
+constexpr const char* kPython = "/usr/bin/python3";
+
+const char* const kHelp = R"(usage: levelhist bench --cpu [options]
+
+Times byte histograms (u8 samples, 256 bins) of a file of random bytes and a
+file of zero bytes, both in the page cache, end to end from the file:
+  levelhist        open, mmap, fill() with the auto CPU strategy, munmap, close
+                   (what `levelhist count` does)
+  four sub-tables  zstd's HIST_count: 32-bit loads, four 256-entry tables (the baseline)
+  naive            one loop, one counter per value, one thread (Listing 1)
+  stream           a read-only pass over the mapping (the limit)
+  numpy.bincount   Debian's python3-numpy on np.fromfile of the same file
+and levelhist, the baseline and the stream again on a mapping already faulted
+in. Each histogram is checked against cpu_serial first. The last line says
+whether levelhist is at least 1.5x the baseline on both files and at least 20x
+numpy.bincount.
+
+options:
+  --size BYTES     size of the files it creates (default 1G; K, M, G suffixes)
+  --threads N      threads for levelhist, the baseline and the stream (default 0 = all cores)
+  --file PATH      use PATH instead of creating the random file (it is not deleted)
+  --dir DIR        where to create the files (default $TMPDIR or /tmp); deleted at the end
+  --runs N         timed runs per method, median reported (default 7; numpy at most 3)
+  --format F       table (default), csv or json
+  -h, --help       this text
+)";
+
+struct CpuBenchOptions {
+  std::uint64_t size = std::uint64_t{1} << 30;
+  unsigned threads = 0;
+  std::string file;
+  std::string dir;
+  unsigned runs = 7;
+  std::string format = "table";
+  bool help = false;
+};
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::usage, message); }
+
+std::uint64_t parse_unsigned(const std::string& option, const std::string& text, bool allow_suffix) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || stop == text.data()) usage(option + " needs a number, not '" + text + "'");
+  if (allow_suffix && stop + 1 == end) {
+    const unsigned shift = *stop == 'K' ? 10 : *stop == 'M' ? 20 : *stop == 'G' ? 30 : 0;
+    if (shift == 0 || value > (~std::uint64_t{0} >> shift)) usage(option + ": cannot read '" + text + "'");
+    return value << shift;
+  }
+  if (stop != end) usage(option + " needs a number, not '" + text + "'");
+  return value;
+}
+
+CpuBenchOptions parse_options(const std::vector<std::string>& args) {
+  CpuBenchOptions o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) usage(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--cpu") continue;
+    if (a == "-h" || a == "--help") o.help = true;
+    else if (a == "--size") o.size = parse_unsigned(a, value(), true);
+    else if (a == "--threads") o.threads = static_cast<unsigned>(std::min<std::uint64_t>(parse_unsigned(a, value(), false), 1024));
+    else if (a == "--file") o.file = value();
+    else if (a == "--dir") o.dir = value();
+    else if (a == "--runs") o.runs = static_cast<unsigned>(std::clamp<std::uint64_t>(parse_unsigned(a, value(), false), 1, 1000));
+    else if (a == "--format") o.format = value();
+    else usage("unknown option '" + a + "' (levelhist bench --cpu --help lists them)");
+  }
+  if (o.format != "table" && o.format != "csv" && o.format != "json") usage("--format takes table, csv or json");
+  if (o.size == 0) usage("--size must be at least 1 byte");
+  if (o.dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    o.dir = tmp && *tmp ? tmp : "/tmp";
+  }
+  return o;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// ---------------------------------------------------------------------------
+// The data files.
+
+// A file this benchmark created; deleted when the benchmark ends, however it ends.
+class ScratchFile {
+ public:
+  ScratchFile(const std::string& dir, const std::string& kind, std::uint64_t size, bool random) {
+    path_ = dir + "/levelhist-cpu-bench-" + kind + "-" + std::to_string(::getpid()) + ".bin";
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error(ErrorKind::input, "cannot create " + path_ + ": " + errno_text());
+    std::vector<std::uint64_t> block(1 << 17);  // 1 MiB
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (std::uint64_t done = 0; done < size;) {
+      if (random)
+        for (auto& word : block) {  // splitmix64
+          std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+          word = z ^ (z >> 31);
+        }
+      const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, block.size() * 8));
+      const auto* bytes = reinterpret_cast<const char*>(block.data());
+      for (std::size_t written = 0; written < take;) {
+        const ssize_t w = ::write(fd, bytes + written, take - written);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          const std::string why = errno_text();
+          ::close(fd);
+          ::unlink(path_.c_str());
+          throw Error(ErrorKind::input, "cannot write " + path_ + ": " + why);
+        }
+        written += static_cast<std::size_t>(w);
+      }
+      done += take;
+    }
+    ::close(fd);
+  }
+  ~ScratchFile() { ::unlink(path_.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(ErrorKind::input, "cannot read " + path + ": " + errno_text());
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+    throw Error(ErrorKind::input, path + " is not a regular file with data in it");
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+// Reads the whole file once, so that every timed run finds it in the page cache.
+void read_into_page_cache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ErrorKind::input, "cannot open " + path + ": " + errno_text());
+  std::vector<char> buffer(1 << 20);
+  while (true) {
+    const ssize_t r = ::read(fd, buffer.data(), buffer.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+  }
+  ::close(fd);
+}
+
+// The whole file, mapped read-only as tools/input.cpp maps a window.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(ErrorKind::input, "cannot open " + path + ": " + errno_text());
+    struct stat st {};
+    ::fstat(fd_, &st);
+    size_ = static_cast<std::uint64_t>(st.st_size);
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (m == MAP_FAILED) {
+      const std::string why = errno_text();
+      ::close(fd_);
+      throw Error(ErrorKind::input, "cannot map " + path + ": " + why);
+    }
+    ::madvise(m, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const unsigned char*>(m);
+  }
+  ~Mapping() {
+    ::munmap(const_cast<unsigned char*>(data_), size_);
+    ::close(fd_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const unsigned char* data() const { return data_; }
+  std::uint64_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const unsigned char* data_ = nullptr;
+  std::uint64_t size_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// The reference methods (benchmark references, not library strategies).
+
+// zstd's HIST_count_parallel_wksp: 32-bit loads, four tables of 32-bit
+// counters, one byte of each load to each table, summed at the end. Inputs are
+// taken 1 GiB at a time so that no 32-bit counter can overflow.
+void count_four_subtables(const unsigned char* p, std::uint64_t n, Counts& counts) {
+  constexpr std::uint64_t kFlushBytes = std::uint64_t{1} << 30;
+  std::uint32_t tables[4][256] = {};
+  while (n > 0) {
+    const std::uint64_t take = std::min(n, kFlushBytes);
+    std::uint64_t i = 0;
+    for (; i + 16 <= take; i += 16)
+      for (std::uint64_t w = 0; w < 16; w += 4) {
+        std::uint32_t word;
+        std::memcpy(&word, p + i + w, sizeof word);
+        ++tables[0][word & 0xFF];
+        ++tables[1][(word >> 8) & 0xFF];
+        ++tables[2][(word >> 16) & 0xFF];
+        ++tables[3][word >> 24];
+      }
+    for (; i < take; ++i) ++tables[0][p[i]];
+    for (auto& table : tables)
+      for (std::size_t v = 0; v < 256; ++v) {
+        counts[v] += table[v];
+        table[v] = 0;
+      }
+    p += take;
+    n -= take;
+  }
+}
+
+// Listing 1 of 002_f653b0f55bd9c251.txt: one loop, one counter per value.
+void count_naive(const unsigned char* p, std::uint64_t n, Counts& counts) {
+  for (std::uint64_t i = 0; i < n; ++i) counts[p[i]] += 1;
+}
+
+// Reads every byte once, in 64-byte steps with eight independent sums; the
+// compiler vectorizes it for the widest unit the CPU has (chosen at load time).
+__attribute__((target_clones("avx512f", "avx2", "default"))) std::uint64_t stream_read(const unsigned char* p,
+                                                                                     std::uint64_t n) {
+  std::uint64_t sums[8] = {};
+  std::uint64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    for (std::size_t k = 0; k < 8; ++k) {
+      std::uint64_t word;
+      std::memcpy(&word, p + i + 8 * k, sizeof word);
+      sums[k] += word;
+    }
+  std::uint64_t total = 0;
+  for (; i < n; ++i) total += p[i];
+  for (std::uint64_t s : sums) total += s;
+  return total;
+}
+
+// Runs part(t, begin, end) on `threads` contiguous parts of [0, n) through
+// cpu_parallel's own fork/join.
+template <class Part>
+void split(unsigned threads, std::uint64_t n, const Part& part) {
+  cpu_parallel_detail::fork_join(threads, [&](unsigned t) {
+    part(t, cpu_parallel_detail::part_begin(n, threads, t), cpu_parallel_detail::part_begin(n, threads, t + 1));
+  });
+}
+
+Counts four_subtables_threaded(const unsigned char* p, std::uint64_t n, unsigned threads) {
+  std::vector<Counts> parts(threads, Counts{});
+  split(threads, n, [&](unsigned t, std::uint64_t b, std::uint64_t e) { count_four_subtables(p + b, e - b, parts[t]); });
+  Counts total{};
+  for (const Counts& c : parts)
+    for (std::size_t v = 0; v < 256; ++v) total[v] += c[v];
+  return total;
+}
+
+std::uint64_t stream_threaded(const unsigned char* p, std::uint64_t n, unsigned threads) {
+  std::vector<std::uint64_t> sums(threads, 0);
+  split(threads, n, [&](unsigned t, std::uint64_t b, std::uint64_t e) { sums[t] = stream_read(p + b, e - b); });
+  std::uint64_t total = 0;
+  for (std::uint64_t s : sums) total += s;
+  return total;
+}
+
+Options levelhist_options(unsigned threads) {
+  Options o;
+  o.backend = BackendChoice::cpu;  // the CPU benchmark: never the GPU, even where there is one
+  o.threads = threads;
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// numpy.bincount through /usr/bin/python3.
+
+const char* const kNumpyScript = R"(import sys, time
+try:
+    import numpy as np
+except ImportError:
+    print("missing")
+    sys.exit(0)
+a = np.fromfile(sys.argv[1], dtype=np.uint8)
+print("counts", *np.bincount(a, minlength=256).tolist())
+times = []
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    np.bincount(a, minlength=256)
+    times.append(time.perf_counter() - t)
+print("seconds", *times)
+)";
+
+// Runs argv[0] with these arguments and returns what it wrote to stdout, or
+// nothing if it could not be started or failed.
+std::optional<std::string> capture(const std::vector<std::string>& argv) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return std::nullopt;
+  std::vector<char*> cargs;
+  for (const auto& a : argv) cargs.push_back(const_cast<char*>(a.c_str()));
+  cargs.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    ::execv(cargs[0], cargs.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string out;
+  char buffer[4096];
+  while (true) {
+    const ssize_t r = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(r));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
+}
+
+struct NumpyResult {
+  bool available = false;
+  std::string why;           // when not available
+  Counts counts{};
+  std::vector<double> seconds;
+};
+
+NumpyResult run_numpy(const std::string& path, unsigned runs) {
+  NumpyResult r;
+  if (::access(kPython, X_OK) != 0) {
+    r.why = "numpy not installed (no /usr/bin/python3)";
+    return r;
+  }
+  const auto out = capture({kPython, "-c", kNumpyScript, path, std::to_string(runs)});
+  if (!out) {
+    r.why = "numpy.bincount failed (out of memory?)";
+    return r;
+  }
+  if (out->rfind("missing", 0) == 0) {
+    r.why = "numpy not installed";
+    return r;
+  }
+  std::istringstream lines(*out);
+  std::string word;
+  lines >> word;
+  for (auto& c : r.counts) lines >> c;
+  lines >> word;
+  double s;
+  while (lines >> s) r.seconds.push_back(s);
+  if (!lines.eof() || r.seconds.size() != runs) throw Error(ErrorKind::internal, "cannot read numpy's output");
+  r.available = true;
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Timing and the report.
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+enum class Kind { levelhist, four_subtables, naive, stream, numpy };
+
+struct Method {
+  Kind kind;
+  std::string name;
+  unsigned threads;
+  bool mapped_first;         // timed on a mapping already faulted in (else end to end from the file)
+  std::string note = {};     // instead of figures: why there are none
+  std::vector<double> gbps = {};  // per data file
+};
+
+// Written once at the end, so that no timed result can be optimized away.
+volatile std::uint64_t g_result_sink;
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+std::string cpu_model() {
+  std::ifstream info("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(info, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+}  // namespace
+
+int cpu_bench_main(const std::vector<std::string>& args) {
+  try {
+    const CpuBenchOptions o = parse_options(args);
+    if (o.help) {
+      std::cout << kHelp;
+      return 0;
+    }
+    const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+
+    std::fprintf(stderr, "levelhist bench --cpu: preparing the data files...\n");
+    std::optional<ScratchFile> created_random;
+    std::string random_path = o.file;
+    if (random_path.empty()) {
+      created_random.emplace(o.dir, "random", o.size, true);
+      random_path = created_random->path();
+    }
+    const ScratchFile zeros(o.dir, "zeros", file_size(random_path), false);
+    const std::vector<std::string> paths = {random_path, zeros.path()};
+    const std::vector<std::string> labels = {o.file.empty() ? "random" : o.file, "zeros"};
+    const std::uint64_t bytes = file_size(random_path);
+
+    // Check every method against cpu_serial before timing anything.
+    std::fprintf(stderr, "levelhist bench --cpu: checking every method against cpu_serial...\n");
+    const Strategy* chosen = nullptr;
+    std::vector<NumpyResult> numpy;
+    for (const std::string& path : paths) {
+      read_into_page_cache(path);
+      const Mapping m(path);
+      Options serial;
+      serial.strategy = "cpu_serial";
+      serial.backend = BackendChoice::cpu;
+      Histogram reference(Binning::per_value(SampleType::u8)), ours(reference.binning());
+      fill(reference, SampleType::u8, m.data(), m.size(), serial);
+      chosen = &fill(ours, SampleType::u8, m.data(), m.size(), levelhist_options(threads));
+      Counts expected{};
+      std::copy_n(reference.counts().begin(), 256, expected.begin());
+      Counts naive{};
+      count_naive(m.data(), m.size(), naive);
+      const std::vector<std::pair<std::string, bool>> agree = {
+          {"levelhist", ours == reference},
+          {"four sub-tables", four_subtables_threaded(m.data(), m.size(), threads) == expected},
+          {"naive", naive == expected}};
+      for (const auto& [name, ok] : agree)
+        if (!ok) throw Error(ErrorKind::internal, name + " disagrees with cpu_serial on " + path);
+      numpy.push_back(run_numpy(path, std::min(o.runs, 3u)));
+      if (numpy.back().available && numpy.back().counts != expected)
+        throw Error(ErrorKind::internal, "numpy.bincount disagrees with cpu_serial on " + path);
+    }
+
+    std::vector<Method> methods = {
+        {Kind::levelhist, std::string("levelhist (") + chosen->name + ")", threads, false},
+        {Kind::four_subtables, "four sub-tables (zstd HIST_count)", threads, false},
+        {Kind::naive, "naive (Listing 1)", 1, false},
+        {Kind::stream, "stream (read-only pass)", threads, false},
+        {Kind::levelhist, "levelhist, mapping faulted in", threads, true},
+        {Kind::four_subtables, "four sub-tables, mapping faulted in", threads, true},
+        {Kind::stream, "stream, mapping faulted in", threads, true},
+    };
+    // Returns a word of the result, to keep it alive.
+    auto count_with = [&](Kind kind, const unsigned char* p, std::uint64_t n) -> std::uint64_t {
+      Counts counts{};
+      switch (kind) {
+        case Kind::levelhist: {
+          Histogram h(Binning::per_value(SampleType::u8));
+          fill(h, SampleType::u8, p, n, levelhist_options(threads));
+          return h.count(0);
+        }
+        case Kind::four_subtables: return four_subtables_threaded(p, n, threads)[0];
+        case Kind::naive: count_naive(p, n, counts); return counts[0];
+        case Kind::stream: return stream_threaded(p, n, threads);
+        case Kind::numpy: break;
+      }
+      return 0;
+    };
+
+    std::fprintf(stderr, "levelhist bench --cpu: timing (%u runs of each method on each file)...\n", o.runs);
+    std::uint64_t checksum = 0;  // keeps the results alive
+    for (std::size_t f = 0; f < paths.size(); ++f) {
+      std::vector<std::vector<double>> times(methods.size());
+      for (unsigned run = 0; run <= o.runs; ++run) {  // run 0 warms up
+        for (std::size_t i = 0; i < methods.size(); ++i) {
+          if (methods[i].mapped_first) continue;
+          const double s = seconds_of([&] {
+            const Mapping m(paths[f]);
+            checksum += count_with(methods[i].kind, m.data(), m.size());
+          });
+          if (run > 0) times[i].push_back(s);
+        }
+        const Mapping m(paths[f]);
+        checksum += stream_threaded(m.data(), m.size(), threads);  // faults the whole mapping in
+        for (std::size_t i = 0; i < methods.size(); ++i) {
+          if (!methods[i].mapped_first) continue;
+          const double s = seconds_of([&] { checksum += count_with(methods[i].kind, m.data(), m.size()); });
+          if (run > 0) times[i].push_back(s);
+        }
+      }
+      for (std::size_t i = 0; i < methods.size(); ++i) methods[i].gbps.push_back(bytes / median(times[i]) / 1e9);
+    }
+    g_result_sink = checksum;
+    Method numpy_row{Kind::numpy, "numpy.bincount", 1, false};
+    for (const NumpyResult& r : numpy) {
+      if (!r.available) numpy_row.note = r.why;
+      else numpy_row.gbps.push_back(bytes / median(r.seconds) / 1e9);
+    }
+    if (!numpy_row.note.empty()) numpy_row.gbps.clear();
+    methods.push_back(numpy_row);
+
+    // Ratios: to the baseline measured the same way (end to end, or mapped).
+    auto baseline_of = [&](const Method& m) -> const Method& {
+      for (const Method& b : methods)
+        if (b.kind == Kind::four_subtables && b.mapped_first == m.mapped_first) return b;
+      return methods[1];
+    };
+    const Method& ours = methods[0];
+    const double vs_random = ours.gbps[0] / methods[1].gbps[0], vs_zeros = ours.gbps[1] / methods[1].gbps[1];
+    const bool baseline_pass = vs_random >= kBaselineTarget && vs_zeros >= kBaselineTarget;
+    std::optional<double> vs_numpy;
+    if (!numpy_row.gbps.empty()) vs_numpy = std::min(ours.gbps[0] / numpy_row.gbps[0], ours.gbps[1] / numpy_row.gbps[1]);
+    const bool numpy_pass = vs_numpy && *vs_numpy >= kNumpyTarget;
+    const std::string verdict =
+        std::string(baseline_pass && numpy_pass ? "PASS" : "FAIL") + ": levelhist / four sub-tables = " +
+        fixed(vs_random, 2) + "x (random), " + fixed(vs_zeros, 2) + "x (zeros), target >= 1.5x: " +
+        (baseline_pass ? "pass" : "fail") + "; levelhist / numpy.bincount = " +
+        (vs_numpy ? fixed(*vs_numpy, 1) + "x (the lower of the two)" : "n/a (" + numpy_row.note + ")") +
+        ", target >= 20x: " + (numpy_pass ? "pass" : "fail");
+
+    const std::string machine = cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) +
+                                " hardware threads; byte counter: " +
+                                cpu_parallel_detail::fastest_byte_counter().name;
+    std::ostream& out = std::cout;
+    if (o.format == "json") {
+      out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"bytes\": " << bytes << ",\n  \"runs\": " << o.runs
+          << ",\n  \"files\": [" << json_string(labels[0]) << ", " << json_string(labels[1]) << "],\n  \"methods\": [\n";
+      for (std::size_t i = 0; i < methods.size(); ++i) {
+        const Method& m = methods[i];
+        out << "    {\"method\": " << json_string(m.name) << ", \"threads\": " << m.threads
+            << ", \"end_to_end\": " << (m.mapped_first ? "false" : "true");
+        if (!m.note.empty()) out << ", \"note\": " << json_string(m.note);
+        for (std::size_t f = 0; f < m.gbps.size(); ++f)
+          out << ", \"gbps_" << (f ? "zeros" : "random") << "\": " << fixed(m.gbps[f], 3) << ", \"ratio_"
+              << (f ? "zeros" : "random") << "\": " << fixed(m.gbps[f] / baseline_of(m).gbps[f], 3);
+        out << "}" << (i + 1 < methods.size() ? "," : "") << "\n";
+      }
+      out << "  ],\n  \"pass\": " << (baseline_pass && numpy_pass ? "true" : "false") << ",\n  \"verdict\": "
+          << json_string(verdict) << "\n}\n";
+      return 0;
+    }
+    if (o.format == "csv") {
+      out << "method,threads,end_to_end,gbps_" << labels[0] << ",gbps_zeros,ratio_" << labels[0] << ",ratio_zeros\n";
+      for (const Method& m : methods) {
+        out << '"' << m.name << "\"," << m.threads << "," << (m.mapped_first ? "no" : "yes");
+        if (m.gbps.empty()) out << ",,,,";
+        for (std::size_t f = 0; f < m.gbps.size(); ++f) out << "," << fixed(m.gbps[f], 3);
+        for (std::size_t f = 0; f < m.gbps.size(); ++f) out << "," << fixed(m.gbps[f] / baseline_of(m).gbps[f], 3);
+        out << "\n";
+      }
+      out << "# " << verdict << "\n";
+      return 0;
+    }
+    out << "levelhist bench --cpu: " << machine << "\n"
+        << "u8 samples, 256 bins; files of " << bytes << " bytes in the page cache; median of " << o.runs
+        << " runs (numpy: " << std::min(o.runs, 3u) << "); GB/s of input bytes\n"
+        << "ratio: to four sub-tables timed the same way (end to end from the file, or on a faulted-in mapping)\n\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%-38s %7s %12s %12s %14s %13s\n", "method", "threads",
+                  ("GB/s " + labels[0]).c_str(), "GB/s zeros", ("ratio " + labels[0]).c_str(), "ratio zeros");
+    out << line;
+    for (const Method& m : methods) {
+      if (m.gbps.empty()) {
+        std::snprintf(line, sizeof line, "%-38s %7u %s\n", m.name.c_str(), m.threads, m.note.c_str());
+      } else {
+        std::snprintf(line, sizeof line, "%-38s %7u %12.2f %12.2f %13.2fx %12.2fx\n", m.name.c_str(), m.threads,
+                      m.gbps[0], m.gbps[1], m.gbps[0] / baseline_of(m).gbps[0], m.gbps[1] / baseline_of(m).gbps[1]);
+      }
+      out << line;
+    }
+    out << "\n" << verdict << "\n";
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "levelhist bench --cpu: %s\n", e.what());
+    return e.kind() == ErrorKind::usage ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "levelhist bench --cpu: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace levelhist::bench

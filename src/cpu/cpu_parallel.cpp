@@ -1,51 +1,295 @@
 // cpu_parallel: fork/join with one private histogram per thread
-// (000_c3bc3bf1a09915a1.txt, "Privatized (Per Thread) Histograms").
-// PLACEHOLDER: the generic path only; the sub-table and SIMD paths follow.
+// (000_c3bc3bf1a09915a1.txt, "Privatized (Per Thread) Histograms": spawn one
+// thread per core, give each a contiguous chunk of the samples and its own
+// histogram, combine the histograms at the end).
+//
+// Each worker counts in one of four ways, chosen per problem (choose_plan):
+//  * raw_bytes (u8, i8; any binning): a byte counter (cpu_parallel_bytes.hpp,
+//    AVX-512 positional popcount where the CPU has it) counts the 256 raw
+//    byte values; each value then goes to the slot BinIndexer::slot gives it.
+//  * raw_words (u16, i16; any binning; enough samples): 65536 private 32-bit
+//    counters for the raw 16-bit values, mapped to slots the same way.
+//  * unit_offset (i32, u32 with one integer value per bin): slot = x - lower
+//    with the range checks of BinIndexer::slot (UnitOffsetBins says why this
+//    is the same slot).
+//  * per_sample (everything else): BinIndexer::slot per sample.
+// Counting raw values first and mapping each value once gives cpu_serial's
+// counts by construction: the same function maps the same values.
+//
+// Private counters are 32-bit for cache footprint; a worker adds them into
+// the 64-bit output (under a mutex) at least every kFlushSamples samples, so
+// the totals are exact at any n. Small tables are split into sub-tables that
+// consecutive samples take in turn (zstd's HIST_count), so a run of one value
+// is spread over several counters instead of one store-to-load chain.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "core/strategies.hpp"
+#include "cpu/cpu_parallel_bytes.hpp"
+#include "cpu/cpu_parallel_fork_join.hpp"
 
 namespace levelhist::strategies {
 namespace {
 
-bool supports(const Problem&, std::string*) { return true; }
-std::size_t no_workspace(const Problem&) { return 0; }
+using cpu_parallel_detail::fork_join;
+using cpu_parallel_detail::part_begin;
 
-void run(const RunArgs& a) {
-  unsigned threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
-  const std::uint64_t slots = a.binning->slots();
-  std::vector<std::vector<std::uint64_t>> priv(threads, std::vector<std::uint64_t>(slots, 0));
-  std::vector<std::thread> pool;
-  visit_sample_type(a.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    auto work = [&](unsigned t) {
-      const unsigned char* bytes = static_cast<const unsigned char*>(a.samples);
-      std::uint64_t begin = a.n * t / threads, end = a.n * (t + 1) / threads;
-      for (std::uint64_t i = begin; i < end; ++i) {
-        T x;
-        std::memcpy(&x, bytes + i * sizeof(T), sizeof(T));
-        priv[t][a.indexer.slot(static_cast<double>(x))] += 1;
-      }
-    };
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-    work(0);
-  });
-  for (auto& th : pool) th.join();
-  if (!a.accumulate) std::memset(a.slots, 0, slots * sizeof(std::uint64_t));
-  for (auto& p : priv)
-    for (std::uint64_t s = 0; s < slots; ++s) a.slots[s] += p[s];
+// A worker gets at least this many input bytes: below it, starting a thread
+// costs more than the counting it takes over (docs/BENCHMARKS.md, "## CPU").
+constexpr std::uint64_t kMinBytesPerWorker = std::uint64_t{256} << 10;
+// A worker adds its 32-bit private counters into the output at least every
+// this many samples, so no private counter can overflow.
+constexpr std::uint64_t kFlushSamples = std::uint64_t{1} << 26;
+static_assert(kFlushSamples < (std::uint64_t{1} << 32));
+// The private tables of all workers together stay within this; fewer workers
+// run when more would exceed it.
+constexpr std::uint64_t kPrivateTableBudgetBytes = std::uint64_t{256} << 20;
+// Fewer 16-bit samples than this are cheaper to bin one by one than to count
+// into 65536 raw-value counters.
+constexpr std::uint64_t kRawWordsMinSamples = std::uint64_t{1} << 16;
+constexpr std::uint64_t kRawWordValues = std::uint64_t{1} << 16;
+// Sub-tables per private table, by table size: several while they fit in L1.
+constexpr std::uint64_t kSubTableMaxSlots = 2048;
+constexpr unsigned kSubTables = 4;
+
+enum class Method { raw_bytes, raw_words, unit_offset, per_sample };
+
+// Even bins of width one on integer bounds (Binning::unit_integer_bins) for
+// integer samples: the slot of x is x - lower. It agrees with
+// BinIndexer::slot(double(x)) because x, lower and upper are integers of
+// magnitude at most 2^53, so every comparison and x - lower are exact; the
+// scale bins / (upper - lower) is exactly 1, so the first guess is x - lower;
+// and the edges lower + b and lower + b + 1 around it are exact, so neither
+// correction loop moves it.
+struct UnitOffsetBins {
+  std::int64_t lower;
+  std::int64_t upper;
+  std::uint64_t bins;
+  bool last_bin_inclusive;
+
+  static std::optional<UnitOffsetBins> of(const Binning& b) {
+    constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+    if (!b.unit_integer_bins() || std::fabs(b.lower()) > kExactIntegers || std::fabs(b.upper()) > kExactIntegers)
+      return std::nullopt;
+    UnitOffsetBins u{static_cast<std::int64_t>(b.lower()), static_cast<std::int64_t>(b.upper()), b.bins(),
+                     b.last_bin_inclusive()};
+    if (u.upper - u.lower != static_cast<std::int64_t>(u.bins)) return std::nullopt;
+    return u;
+  }
+
+  // For |x| < 2^53.
+  std::uint64_t slot(std::int64_t x) const {
+    if (x < lower) return bins;  // underflow
+    if (x < upper) return static_cast<std::uint64_t>(x - lower);
+    return (last_bin_inclusive && x == upper) ? bins - 1 : bins + 1;  // last bin or overflow
+  }
+};
+
+struct Plan {
+  Method method;
+  unsigned workers;
+  unsigned sub_tables;  // per private table (unit_offset, per_sample)
+  std::optional<UnitOffsetBins> unit;
+};
+
+unsigned requested_threads(unsigned threads) {
+  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-int rank(const Problem&) { return 10; }
+// Workers for n samples of `size` bytes: as requested, but each with at least
+// kMinBytesPerWorker bytes, so a small input runs inline on the calling thread.
+unsigned workers_for(std::uint64_t n, std::size_t size, unsigned threads) {
+  const std::uint64_t useful = std::max<std::uint64_t>(1, n * size / kMinBytesPerWorker);
+  return static_cast<unsigned>(std::min<std::uint64_t>(requested_threads(threads), useful));
+}
+
+Plan choose_plan(const RunArgs& a) {
+  const std::size_t size = sample_size(a.type);
+  unsigned workers = workers_for(a.n, size, a.threads);
+  std::optional<UnitOffsetBins> unit = is_integer(a.type) ? UnitOffsetBins::of(*a.binning) : std::nullopt;
+  if (size == 1) return {Method::raw_bytes, workers, 1, unit};
+  if (size == 2 && a.n >= kRawWordsMinSamples) return {Method::raw_words, workers, 1, unit};
+  // Private tables of slots() counters: split into sub-tables while small; no
+  // more workers than the memory budget allows or than there are samples to
+  // fill the tables (else clearing and merging them costs more than counting).
+  const std::uint64_t slots = a.binning->slots();
+  const unsigned sub_tables = slots <= kSubTableMaxSlots ? kSubTables : 1;
+  const std::uint64_t table_bytes = slots * sub_tables * sizeof(std::uint32_t);
+  while (workers > 1 && (workers * table_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
+  return {unit ? Method::unit_offset : Method::per_sample, workers, sub_tables, unit};
+}
+
+template <class T>
+T load(const unsigned char* p) {
+  T x;
+  std::memcpy(&x, p, sizeof x);  // any alignment
+  return x;
+}
+
+// ++table[k * stride + slot_of(x)] for the samples x of p[0, n), sample i
+// going to sub-table k = i % Tables.
+template <class T, unsigned Tables, class Counter, class SlotOf>
+void count_samples(const unsigned char* p, std::uint64_t n, const SlotOf& slot_of, Counter* table,
+                   std::uint64_t stride) {
+  std::uint64_t i = 0;
+  for (; i + Tables <= n; i += Tables)
+    for (unsigned k = 0; k < Tables; ++k) ++table[k * stride + slot_of(load<T>(p + (i + k) * sizeof(T)))];
+  for (; i < n; ++i) ++table[slot_of(load<T>(p + i * sizeof(T)))];
+}
+
+// Shared by the workers of one run: the output and the lock that guards it.
+struct Output {
+  std::uint64_t* slots;
+  std::mutex mutex;
+};
+
+// Counts samples [begin, end) of type T into private 32-bit tables and adds
+// them into the output every kFlushSamples samples and at the end.
+template <class T, unsigned Tables, class SlotOf>
+void count_private(const unsigned char* samples, std::uint64_t begin, std::uint64_t end, std::uint64_t slots,
+                   const SlotOf& slot_of, Output& out) {
+  std::vector<std::uint32_t> tables(slots * Tables, 0);
+  for (std::uint64_t chunk = begin; chunk < end;) {
+    const std::uint64_t take = std::min(end - chunk, kFlushSamples);
+    count_samples<T, Tables>(samples + chunk * sizeof(T), take, slot_of, tables.data(), slots);
+    std::lock_guard<std::mutex> lock(out.mutex);
+    for (unsigned k = 0; k < Tables; ++k) {
+      std::uint32_t* table = tables.data() + k * slots;
+      for (std::uint64_t s = 0; s < slots; ++s) out.slots[s] += table[s];
+    }
+    std::fill(tables.begin(), tables.end(), 0);
+    chunk += take;
+  }
+}
+
+// The slot of every raw value of the 8- or 16-bit type T, computed once.
+template <class T>
+std::vector<std::uint32_t> slots_of_raw_values(const RunArgs& a, const std::optional<UnitOffsetBins>& unit) {
+  using Raw = std::conditional_t<sizeof(T) == 1, std::uint8_t, std::uint16_t>;
+  constexpr std::uint64_t values = std::uint64_t{1} << (8 * sizeof(T));
+  std::vector<std::uint32_t> slot(values);
+  for (std::uint64_t r = 0; r < values; ++r) {
+    const T x = std::bit_cast<T>(static_cast<Raw>(r));
+    // slots() <= 2^28 + 3, so a slot fits 32 bits.
+    slot[r] = static_cast<std::uint32_t>(unit ? unit->slot(x) : a.indexer.slot(static_cast<double>(x)));
+  }
+  return slot;
+}
+
+template <class T>
+void run_raw_bytes(const RunArgs& a, const Plan& plan, Output& out) {
+  const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
+  const auto count = cpu_parallel_detail::fastest_byte_counter().count;
+  const auto* bytes = static_cast<const unsigned char*>(a.samples);
+  fork_join(plan.workers, [&](unsigned w) {
+    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
+    std::uint64_t raw[256] = {};
+    count(bytes + begin, end - begin, raw);
+    std::lock_guard<std::mutex> lock(out.mutex);
+    for (std::size_t r = 0; r < 256; ++r) out.slots[slot[r]] += raw[r];
+  });
+}
+
+template <class T>
+void run_raw_words(const RunArgs& a, const Plan& plan, Output& out) {
+  const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
+  const auto* samples = static_cast<const unsigned char*>(a.samples);
+  fork_join(plan.workers, [&](unsigned w) {
+    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
+    // Raw 16-bit values index the table directly: the slot map is applied at
+    // each flush. One table: at 256 KiB, more would leave L2 (and on Zen 5 a
+    // run of one value does not serialize: docs/BENCHMARKS.md).
+    std::vector<std::uint32_t> raw(kRawWordValues, 0);
+    const auto raw_value = [](std::uint16_t x) { return x; };
+    for (std::uint64_t chunk = begin; chunk < end;) {
+      const std::uint64_t take = std::min(end - chunk, kFlushSamples);
+      count_samples<std::uint16_t, 1>(samples + chunk * sizeof(T), take, raw_value, raw.data(), 0);
+      std::lock_guard<std::mutex> lock(out.mutex);
+      for (std::uint64_t r = 0; r < kRawWordValues; ++r) out.slots[slot[r]] += raw[r];
+      std::fill(raw.begin(), raw.end(), 0);
+      chunk += take;
+    }
+  });
+}
+
+// unit_offset and per_sample: one slot function per sample.
+template <class T, class SlotOf>
+void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_of, Output& out) {
+  const auto* samples = static_cast<const unsigned char*>(a.samples);
+  if (plan.workers == 1) {
+    // Inline: straight into the 64-bit output, no private table to merge.
+    count_samples<T, 1>(samples, a.n, slot_of, out.slots, 0);
+    return;
+  }
+  const std::uint64_t slots = a.binning->slots();
+  fork_join(plan.workers, [&](unsigned w) {
+    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
+    if (plan.sub_tables == kSubTables)
+      count_private<T, kSubTables>(samples, begin, end, slots, slot_of, out);
+    else
+      count_private<T, 1>(samples, begin, end, slots, slot_of, out);
+  });
+}
+
+void run(const RunArgs& a) {
+  if (!a.accumulate) std::memset(a.slots, 0, a.binning->slots() * sizeof(std::uint64_t));
+  if (a.n == 0) return;
+  const Plan plan = choose_plan(a);
+  Output out{a.slots, {}};
+  visit_sample_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (sizeof(T) == 1) {
+      run_raw_bytes<T>(a, plan, out);
+    } else {
+      if constexpr (sizeof(T) == 2) {
+        if (plan.method == Method::raw_words) return run_raw_words<T>(a, plan, out);
+      }
+      if constexpr (std::is_integral_v<T>) {
+        if (plan.method == Method::unit_offset) {
+          const UnitOffsetBins unit = *plan.unit;
+          return run_slot_per_sample<T>(a, plan, [unit](T x) { return unit.slot(x); }, out);
+        }
+      }
+      const BinIndexer indexer = a.indexer;
+      run_slot_per_sample<T>(a, plan, [indexer](T x) { return indexer.slot(static_cast<double>(x)); }, out);
+    }
+  });
+}
+
+bool supports(const Problem&, std::string*) { return true; }
+std::size_t no_workspace(const Problem&) { return 0; }
+int rank(const Problem&) { return 10; }  // above cpu_serial (1): `auto` prefers it on the CPU
+
+// Sizes where a run changes behaviour, for the tests to probe at n-1, n, n+1:
+// the byte counter's vector, carry-save block and round; the first size that
+// starts a second worker; the raw-word threshold.
+std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
+  const std::uint64_t size = sample_size(problem.type);
+  std::vector<std::uint64_t> sizes = {2 * kMinBytesPerWorker / size};
+  if (size == 1)
+    sizes.insert(sizes.end(), {cpu_parallel_detail::kAvx512VectorBytes, cpu_parallel_detail::kAvx512BlockBytes,
+                               cpu_parallel_detail::kAvx512RoundBytes});
+  if (size == 2) sizes.push_back(kRawWordsMinSamples);
+  return sizes;
+}
 
 }  // namespace
 
-const Strategy cpu_parallel{"cpu_parallel", Backend::cpu,
-                            "fork/join, one private histogram per thread",
+const Strategy cpu_parallel{"cpu_parallel",
+                            Backend::cpu,
+                            "fork/join, one private histogram per thread (AVX-512 byte counter where available)",
                             "000_c3bc3bf1a09915a1.txt (privatized per-thread histograms)",
-                            supports, no_workspace, run, rank};
+                            supports,
+                            no_workspace,
+                            run,
+                            rank,
+                            boundary_sizes};
 
 }  // namespace levelhist::strategies

@@ -1,0 +1,237 @@
+// cpu_parallel's AVX-512 byte counter: a histogram of byte values by
+// positional popcount, after the idea in "Histogramming bytes with positional
+// popcount (GF2P8AFFINEQB edition)" (bitmath.blogspot.com, November 2024):
+//
+//  1. Binning. Each 64-byte vector is split by the top two bits of its bytes
+//     into four groups (values 0-63, 64-127, 128-191, 192-255); VPCOMPRESSB
+//     appends the low six bits of each group's bytes to that group's buffer.
+//  2. Counting. A group's byte b becomes the one-hot 64-bit word 1 << b, so a
+//     group's histogram is the positional popcount of those words: eight words
+//     per vector go through a carry-save adder tree (VPTERNLOGQ; Harley-Seal,
+//     as in "Faster Positional-Population Counts for AVX2, AVX-512, and ASIMD",
+//     Clausecker and Lemire, 2024), and every 16 vectors the tree's "sixteens"
+//     output is reduced to 64 per-bin counts with VPERMB (byte transpose),
+//     GF2P8AFFINEQB (bit transpose) and VPOPCNTB.
+//
+// The work is the same for every data pattern: no counter is incremented
+// through memory, so runs of one value do not serialize on a store-to-load
+// chain as they do in the table counters (hist[x]++). The counter runs only
+// where cpuid reports AVX512F/BW/VBMI/VBMI2/BITALG and GFNI; the functions are
+// compiled for those instructions with target attributes, never -march.
+//
+// Measured on Zen 5 (docs/BENCHMARKS.md, "## CPU"): masked loads and
+// zero-masking compresses are slow inside the binning loop, so the loop uses
+// plain loads and merge-masking compresses; the masked load serves only the
+// last partial vector.
+#include <cstddef>
+#include <cstring>
+
+#include "cpu/cpu_parallel_bytes.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define LEVELHIST_AVX512_BYTE_COUNTER 1
+#define LEVELHIST_TARGET_AVX512_BYTES \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512bitalg,gfni,popcnt,bmi2")))
+#endif
+
+namespace levelhist::cpu_parallel_detail {
+
+#if LEVELHIST_AVX512_BYTE_COUNTER
+namespace {
+
+constexpr std::size_t kGroups = 4;     // selected by the top two bits of a byte
+constexpr std::size_t kGroupBins = 64;  // selected by the low six bits
+constexpr std::size_t kVectorBytes = kAvx512VectorBytes;
+// One carry-save step: 16 vectors of eight one-hot words = 128 group bytes.
+constexpr std::size_t kCsaBlockBytes = kAvx512BlockBytes;
+// Input bytes binned per round before the groups are counted. A group gets at
+// most this plus the < 128 bytes carried from the previous round, so at most
+// 31 full blocks; each block adds at most 8 (the lanes) to a bin's byte
+// counter, so 31 * 8 = 248 cannot overflow it before it is added into the
+// 64-bit counts at the end of the round.
+constexpr std::size_t kRoundBytes = kAvx512RoundBytes;
+static_assert(kRoundBytes % kVectorBytes == 0);
+static_assert((kRoundBytes + kCsaBlockBytes - 1) / kCsaBlockBytes * 8 <= 255);
+// Room for the carried bytes, a round, and the full 64-byte store that
+// appends a group's last compressed bytes.
+constexpr std::size_t kGroupBufferBytes = kRoundBytes + 2 * kCsaBlockBytes;
+// Padding byte for a partial last block: 1 << 255 is 0 in VPSLLVQ, so it counts nothing.
+constexpr unsigned char kPadByte = 0xFF;
+
+// VPERMB indices that transpose the 8x8 byte matrix of a vector: byte l of
+// qword j goes to byte j of qword l.
+struct ByteTranspose {
+  alignas(64) unsigned char index[64];
+  constexpr ByteTranspose() : index{} {
+    for (unsigned j = 0; j < 8; ++j)
+      for (unsigned l = 0; l < 8; ++l) index[8 * j + l] = static_cast<unsigned char>(8 * l + j);
+  }
+};
+constexpr ByteTranspose kByteTranspose;
+
+// The carry-save state of one group: bit b of a lane in `ones` has weight 1
+// for bin b, in `twos` weight 2, and so on.
+struct CsaState {
+  __m512i ones, twos, fours, eights;
+};
+
+struct GroupBuffers {
+  alignas(64) unsigned char bytes[kGroups][kGroupBufferBytes];
+  std::size_t length[kGroups];
+  CsaState csa[kGroups];
+};
+
+LEVELHIST_TARGET_AVX512_BYTES inline void carry_save_add(__m512i& high, __m512i& low, __m512i a, __m512i b,
+                                                         __m512i c) {
+  high = _mm512_ternarylogic_epi64(a, b, c, 0xE8);  // majority
+  low = _mm512_ternarylogic_epi64(a, b, c, 0x96);   // a ^ b ^ c
+}
+
+// Eight group bytes at p as eight one-hot lanes 1 << byte.
+LEVELHIST_TARGET_AVX512_BYTES inline __m512i one_hot_lanes(const unsigned char* p) {
+  std::uint64_t eight;
+  std::memcpy(&eight, p, sizeof eight);
+  const __m512i shifts = _mm512_maskz_cvtepu8_epi64(0xFF, _mm_cvtsi64_si128(static_cast<long long>(eight)));
+  return _mm512_maskz_sllv_epi64(0xFF, _mm512_set1_epi64(1), shifts);
+}
+
+// Byte b of the result: how many of the eight lanes of x have bit b set.
+LEVELHIST_TARGET_AVX512_BYTES inline __m512i lane_bit_counts(__m512i x) {
+  const __m512i transpose = _mm512_load_si512(kByteTranspose.index);
+  // Qword j now holds byte j (bins 8j..8j+7) of every lane.
+  const __m512i by_byte = _mm512_maskz_permutexvar_epi8(~__mmask64{0}, transpose, x);
+  // With the data as the matrix and 1 << i as the vector, output byte i of
+  // qword j collects bit i of each byte of qword j: bin 8j+i of every lane.
+  const __m512i bit_i = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
+  return _mm512_popcnt_epi8(_mm512_gf2p8affine_epi64_epi8(bit_i, by_byte, 0));
+}
+
+// counts[b] += byte b of `bytes` << shift, for the 64 bins of one group.
+LEVELHIST_TARGET_AVX512_BYTES void add_byte_counts(std::uint64_t* counts, __m512i bytes, unsigned shift) {
+  alignas(64) unsigned char spilled[64];
+  _mm512_store_si512(spilled, bytes);
+  for (std::size_t q = 0; q < 8; ++q) {
+    std::uint64_t eight;
+    std::memcpy(&eight, spilled + 8 * q, sizeof eight);
+    const __m512i wide = _mm512_maskz_cvtepu8_epi64(0xFF, _mm_cvtsi64_si128(static_cast<long long>(eight)));
+    const __m512i sum = _mm512_add_epi64(_mm512_loadu_si512(counts + 8 * q), _mm512_maskz_slli_epi64(0xFF, wide, shift));
+    _mm512_storeu_si512(counts + 8 * q, sum);
+  }
+}
+
+// Counts `blocks` full blocks from the start of group g's buffer into
+// counts[0..63] (the group's 64 bins).
+LEVELHIST_TARGET_AVX512_BYTES void count_blocks(CsaState& state, const unsigned char* p, std::size_t blocks,
+                                                std::uint64_t* counts) {
+  if (blocks == 0) return;
+  __m512i ones = state.ones, twos = state.twos, fours = state.fours, eights = state.eights;
+  __m512i sixteens_per_bin = _mm512_setzero_si512();  // bytes, at most 8 per block
+  for (std::size_t b = 0; b < blocks; ++b, p += kCsaBlockBytes) {
+    __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 0), one_hot_lanes(p + 8));
+    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 16), one_hot_lanes(p + 24));
+    carry_save_add(fours_a, twos, twos, twos_a, twos_b);
+    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 32), one_hot_lanes(p + 40));
+    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 48), one_hot_lanes(p + 56));
+    carry_save_add(fours_b, twos, twos, twos_a, twos_b);
+    carry_save_add(eights_a, fours, fours, fours_a, fours_b);
+    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 64), one_hot_lanes(p + 72));
+    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 80), one_hot_lanes(p + 88));
+    carry_save_add(fours_a, twos, twos, twos_a, twos_b);
+    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 96), one_hot_lanes(p + 104));
+    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 112), one_hot_lanes(p + 120));
+    carry_save_add(fours_b, twos, twos, twos_a, twos_b);
+    carry_save_add(eights_b, fours, fours, fours_a, fours_b);
+    carry_save_add(sixteens, eights, eights, eights_a, eights_b);
+    sixteens_per_bin = _mm512_add_epi8(sixteens_per_bin, lane_bit_counts(sixteens));
+  }
+  state = CsaState{ones, twos, fours, eights};
+  add_byte_counts(counts, sixteens_per_bin, 4);
+}
+
+// Appends the low six bits of each byte of v (where `valid`) to its group's buffer.
+LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBuffers& g, std::size_t (&length)[kGroups], __m512i v,
+                                                     __mmask64 valid) {
+  const __m512i low_bits = _mm512_and_si512(v, _mm512_set1_epi8(0x3F));
+  const __m512i top_bits = _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(0xC0)));
+  for (std::size_t group = 0; group < kGroups; ++group) {
+    const __mmask64 in_group =
+        valid & _mm512_cmpeq_epi8_mask(top_bits, _mm512_set1_epi8(static_cast<char>(group << 6)));
+    // Merge-masking: the zero-masking form is markedly slower here (Zen 5).
+    _mm512_storeu_si512(g.bytes[group] + length[group], _mm512_mask_compress_epi8(low_bits, in_group, low_bits));
+    length[group] += static_cast<std::size_t>(_mm_popcnt_u64(in_group));
+  }
+}
+
+// Bins n bytes (n <= kRoundBytes), then counts every full block and moves
+// each group's partial block to the front of its buffer.
+LEVELHIST_TARGET_AVX512_BYTES void bin_and_count(GroupBuffers& g, const unsigned char* p, std::size_t n,
+                                         std::uint64_t* counts) {
+  std::size_t length[kGroups];
+  for (std::size_t group = 0; group < kGroups; ++group) length[group] = g.length[group];
+  std::size_t i = 0;
+  for (; i + kVectorBytes <= n; i += kVectorBytes) bin_vector(g, length, _mm512_loadu_si512(p + i), ~__mmask64{0});
+  if (i < n) {
+    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(n - i));
+    bin_vector(g, length, _mm512_maskz_loadu_epi8(valid, p + i), valid);
+  }
+  for (std::size_t group = 0; group < kGroups; ++group) {
+    const std::size_t blocks = length[group] / kCsaBlockBytes;
+    unsigned char* buffer = g.bytes[group];
+    count_blocks(g.csa[group], buffer, blocks, counts + group * kGroupBins);
+    const unsigned char* rest = buffer + blocks * kCsaBlockBytes;
+    const __m512i rest0 = _mm512_loadu_si512(rest), rest1 = _mm512_loadu_si512(rest + kVectorBytes);
+    _mm512_store_si512(buffer, rest0);
+    _mm512_store_si512(buffer + kVectorBytes, rest1);
+    g.length[group] = length[group] - blocks * kCsaBlockBytes;
+  }
+}
+
+// Counts each group's last partial block (padded) and the carry-save state.
+LEVELHIST_TARGET_AVX512_BYTES void finish(GroupBuffers& g, std::uint64_t* counts) {
+  for (std::size_t group = 0; group < kGroups; ++group) {
+    unsigned char* buffer = g.bytes[group];
+    std::memset(buffer + g.length[group], kPadByte, kCsaBlockBytes);
+    CsaState& s = g.csa[group];
+    count_blocks(s, buffer, g.length[group] != 0 ? 1 : 0, counts + group * kGroupBins);
+    // 1*ones + 2*twos + 4*fours + 8*eights <= 120 per bin: bytes do not overflow.
+    __m512i weighted = lane_bit_counts(s.eights);
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.fours));
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.twos));
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.ones));
+    add_byte_counts(counts + group * kGroupBins, weighted, 0);
+  }
+}
+
+}  // namespace
+
+bool avx512_byte_counter_supported() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+         __builtin_cpu_supports("avx512bitalg") && __builtin_cpu_supports("gfni") &&
+         __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2");
+}
+
+LEVELHIST_TARGET_AVX512_BYTES void count_bytes_avx512(const unsigned char* bytes, std::uint64_t n,
+                                                      std::uint64_t* counts) {
+  GroupBuffers g{};  // zeroed: lengths, carry-save state, and no indeterminate buffer bytes
+  for (std::uint64_t done = 0; done < n;) {
+    const std::size_t take = static_cast<std::size_t>(n - done < kRoundBytes ? n - done : kRoundBytes);
+    bin_and_count(g, bytes + done, take, counts);
+    done += take;
+  }
+  finish(g, counts);
+}
+
+#else  // no x86-64 vector extensions in this compiler: the scalar counter only
+
+bool avx512_byte_counter_supported() { return false; }
+void count_bytes_avx512(const unsigned char* bytes, std::uint64_t n, std::uint64_t* counts) {
+  count_bytes_scalar(bytes, n, counts);
+}
+
+#endif
+
+}  // namespace levelhist::cpu_parallel_detail
