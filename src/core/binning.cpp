@@ -89,7 +89,10 @@ double Binning::edge(std::uint64_t i) const {
 }
 
 bool Binning::unit_integer_bins() const {
-  return kind_ == BinKind::even && std::floor(lower_) == lower_ && upper_ - lower_ == static_cast<double>(bins_) &&
+  // Beyond 2^53 not every integer is a double: lower + i would be rounded and edges would collapse.
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  return kind_ == BinKind::even && std::floor(lower_) == lower_ && std::fabs(lower_) <= kExactIntegers &&
+         std::fabs(upper_) <= kExactIntegers && upper_ - lower_ == static_cast<double>(bins_) &&
          (upper_ - lower_) / static_cast<double>(bins_) == 1.0;
 }
 
