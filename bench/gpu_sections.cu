@@ -1,0 +1,179 @@
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+
+#include "gpu_sections.hpp"
+#include "levelhist/error.hpp"
+#include "reference.hpp"
+#include "report.hpp"
+
+namespace levelhist::bench {
+namespace {
+
+constexpr std::uint64_t pow2(unsigned e) { return std::uint64_t{1} << e; }
+
+// Every section so far counts bytes into one bin per value.
+Binning byte_bins() { return Binning::per_value(SampleType::u8); }
+
+// The inputs of the benchmark that come from files (or from the generator), loaded before
+// any GPU time is spent, so a missing file stops the run at once.
+struct Images {
+  Image coins, camera, synthetic;
+};
+
+Images load_images(const BenchOptions& o) {
+  const std::filesystem::path dir = find_data_dir(o.data_dir);
+  return {read_pgm((dir / "coins.pgm").string()), read_pgm((dir / "camera.pgm").string()),
+          smooth_synthetic_image(512, 512, o.seed)};
+}
+
+void sizes_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+  bench.begin_section({"sizes", "GB/s against n, u8 samples, 256 bins (003_592fd0edfcf5f7b2.txt Fig. 6)",
+                       "n (samples = bytes)", XKind::samples});
+  const Binning bins = byte_bins();
+  for (const Dataset& d : {zeros(SampleType::u8), uniform(SampleType::u8, o.seed), linear_bytes()})
+    sweep_sizes(bench, "sizes", d, bins, plan.sizes);
+}
+
+void distinct_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+  bench.begin_section({"distinct",
+                       "GB/s against the number of distinct random values, n = 2^" +
+                           std::to_string(std::countr_zero(plan.distinct_n)) +
+                           ", u8, 256 bins (002_f653b0f55bd9c251.txt Table 3, its --random parameter)",
+                       "distinct values", XKind::count});
+  const Binning bins = byte_bins();
+  for (unsigned count : plan.distinct_counts) {
+    Dataset d = distinct_bytes(count, o.seed);
+    measure_point(bench, {"distinct", "distinct values", static_cast<double>(count), d.name}, d, bins,
+                  plan.distinct_n);
+  }
+}
+
+void images_section(GpuBench& bench, const Plan& plan, const Images& images) {
+  bench.begin_section({"images",
+                       "natural photographs and a smooth synthetic image, tiled, u8, 256 bins "
+                       "(003_592fd0edfcf5f7b2.txt Fig. 7)",
+                       "image side (side x side pixels)", XKind::side});
+  const Binning bins = byte_bins();
+  for (const Image* image : {&images.coins, &images.camera, &images.synthetic}) {
+    Dataset d = tiled_image(*image);
+    for (std::uint64_t side : plan.image_sides)
+      measure_point(bench, {"images", image->name, static_cast<double>(side), d.name}, d, bins, side * side);
+  }
+}
+
+void headline_section(GpuBench& bench, const Plan& plan, const BenchOptions& o, const Images& images) {
+  bench.begin_section({"headline",
+                       "1 GiB resident on the GPU, each distribution; the photograph is coins.pgm tiled", "",
+                       XKind::none});
+  const Binning bins = byte_bins();
+  const std::vector<Dataset> columns = {uniform(SampleType::u8, o.seed), zeros(SampleType::u8),
+                                        distinct_bytes(1, o.seed),      distinct_bytes(2, o.seed),
+                                        distinct_bytes(4, o.seed),      distinct_bytes(16, o.seed),
+                                        linear_bytes(),                 tiled_image(images.coins)};
+  for (const Dataset& d : columns)
+    measure_point(bench, {"headline", "headline", static_cast<double>(plan.headline_n), d.name}, d, bins,
+                  plan.headline_n);
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void write_outputs(const BenchOptions& o, Results& results, Clock::time_point start) {
+  results.wall_seconds = seconds_since(start);
+  if (!o.out_dir.empty()) write_all_formats(o.out_dir, results);
+}
+
+}  // namespace
+
+Plan Plan::make(bool quick) {
+  Plan p;
+  // 003 sweeps n = 8192 .. 2^28; this goes on to 2^30, the headline's size,
+  // which --quick keeps too (every 4th power counted down from it).
+  for (unsigned e = quick ? 14 : 13; e <= 30; e += quick ? 4 : 1) p.sizes.push_back(pow2(e));
+  p.distinct_n = pow2(28);
+  for (unsigned k = 1; k <= 256; k *= quick ? 4 : 2) p.distinct_counts.push_back(k);
+  for (std::uint64_t side = 256; side <= 4096; side *= quick ? 4 : 2) p.image_sides.push_back(side);
+  p.headline_n = pow2(30);
+  return p;
+}
+
+void sweep_sizes(GpuBench& bench, const std::string& section, const Dataset& dataset, const Binning& binning,
+                 std::span<const std::uint64_t> sizes) {
+  if (sizes.empty()) return;
+  HostSamples input = dataset.make(sizes.back());
+  bench.upload(input);
+  CpuReference reference(input, binning);
+  for (std::uint64_t n : sizes)
+    bench.run_case({section, dataset.name, static_cast<double>(n), dataset.name}, n, binning,
+                   reference.of_first(n));
+}
+
+void measure_point(GpuBench& bench, const CaseLabel& label, const Dataset& dataset, const Binning& binning,
+                   std::uint64_t n, bool reuse) {
+  if (reuse && bench.reuse_case(label, dataset.type, n, binning)) return;
+  HostSamples input = dataset.make(n);
+  bench.upload(input);
+  CpuReference reference(input, binning);
+  bench.run_case(label, n, binning, reference.of_first(n));
+}
+
+int run_gpu_benchmark(const BenchOptions& o) {
+  const auto start = Clock::now();
+  auto wants = [&](const char* name) { return std::find(o.sections.begin(), o.sections.end(), name) != o.sections.end(); };
+  Images images;
+  if (wants("images") || wants("headline")) images = load_images(o);
+
+  GpuBench bench(o);
+  const Plan plan = Plan::make(o.quick);
+  std::fprintf(stderr, "levelhist bench on %s\n", bench.results().device.describe().c_str());
+
+  // A device fault stops the sections, but what was measured until then is still reported.
+  std::string fatal;
+  try {
+    using Section = std::function<void()>;
+    const std::pair<const char*, Section> sections[] = {
+        {"sizes", [&] { sizes_section(bench, plan, o); }},
+        {"distinct", [&] { distinct_section(bench, plan, o); }},
+        {"images", [&] { images_section(bench, plan, images); }},
+        {"headline", [&] { headline_section(bench, plan, o, images); }},
+    };
+    for (const auto& [name, run] : sections) {
+      if (!wants(name)) continue;
+      const auto section_start = Clock::now();
+      run();
+      std::fprintf(stderr, "== %s done in %.0f s\n", name, seconds_since(section_start));
+      write_outputs(o, bench.results(), start);  // a run cut short still leaves its finished sections on disk
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::cuda) throw;
+    fatal = e.what();
+  }
+
+  Results& results = bench.results();
+  write_outputs(o, results, start);
+  write_report(std::cout, results, o.format);
+  std::cout.flush();
+  if (!o.out_dir.empty()) std::fprintf(stderr, "levelhist bench: wrote bench.md, bench.csv, bench.json to %s\n", o.out_dir.c_str());
+  if (!o.plot_dir.empty())
+    for (const std::string& path : write_plots(o.plot_dir, results))
+      std::fprintf(stderr, "levelhist bench: wrote %s\n", path.c_str());
+
+  if (!fatal.empty()) {
+    std::fprintf(stderr, "levelhist bench: %s\n", fatal.c_str());
+    return 1;
+  }
+  if (bench.any_failure()) {
+    std::fprintf(stderr, "levelhist bench: %zu strategy runs FAILED (see the FAILED list above)\n",
+                 results.failures.size());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace levelhist::bench

@@ -1,0 +1,157 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "levelhist/error.hpp"
+
+namespace levelhist::bench {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+template <class T>
+T parse_number(const std::string& option, const std::string& text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw Error(ErrorKind::usage, option + " needs a number, not '" + text + "'");
+  return value;
+}
+
+}  // namespace
+
+std::string bench_help() {
+  return R"(usage: levelhist bench [options]
+       levelhist bench --cpu [options]     the CPU benchmark (see levelhist bench --cpu --help)
+
+Times every CUDA strategy of the registry that can count the case, side by side
+with a streaming read of the same buffer (the limit) and CUB (the baseline),
+after checking each strategy's result against the CPU. Throughput is GB/s of
+input bytes; u8 samples, 256 bins.
+
+sections (all by default, in this order):
+  sizes      GB/s against n = 2^13 .. 2^30 for zeros, uniform and linear (i % 256) bytes
+  distinct   GB/s against the number of distinct random values 1, 2, 4, .. 256 at n = 2^28
+  images     coins.pgm, camera.pgm and a smooth synthetic image tiled from 256^2 to 4096^2
+  headline   1 GiB: uniform, zeros, 1/2/4/16 distinct, linear, coins.pgm tiled; % of the
+             limit, ratio to cub, and each strategy's level ratio (slowest / fastest)
+
+options:
+  --section LIST      sizes,distinct,images,headline or all
+  --strategies LIST   only these CUDA strategies (cub is always kept as the baseline)
+  --quick             fewer points (every 4th size, every other count and side), 10 reps,
+                      --case-seconds 2, --section-seconds 3: about a minute and a half
+  --reps N            timed samples per case, median reported (default 15; quick 10)
+  --case-seconds S    time one strategy on one case for at most about S seconds: a
+                      strategy so slow that 10 samples would take longer gets fewer
+                      (at least 3), marked * in the output (default 10; quick 2)
+  --section-seconds S once one strategy has spent S seconds in a section, its slow
+                      cases in the rest of that section get 3 samples, marked *; fast
+                      cases keep all theirs (default 8; quick 3). This is what keeps
+                      the run short when global-atomic kernels run at 1-4 GB/s.
+  --device N          the CUDA device (default 0)
+  --format F          markdown (default), csv or json on stdout
+  --out DIR           also write DIR/bench.md, DIR/bench.csv and DIR/bench.json
+  --plot DIR          write DIR/sizes.svg, DIR/distinct.svg and DIR/images.svg
+  --data DIR          where coins.pgm and camera.pgm are (default: found next to the
+                      executable or in the source tree)
+  --seed N            seed of the random inputs
+  --quiet             no progress lines on stderr
+  -h, --help          this text
+
+Timing: CUDA events around back-to-back calls of cuda::histogram (device pointers,
+a workspace allocated and zeroed once per strategy), warm-up first; inputs that
+are smaller than 3x the L2 cache rotate among copies so the cache cannot serve
+them. Exit status 1 when any strategy's result differs from the CPU's.
+)";
+}
+
+BenchOptions parse_bench_options(const std::vector<std::string>& args) {
+  BenchOptions o;
+  std::optional<int> reps;
+  std::optional<double> case_seconds;
+  std::optional<double> section_seconds;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    bool has_inline_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      if (std::size_t eq = arg.find('='); eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_inline_value = true;
+      }
+    }
+    auto next_value = [&]() -> std::string {
+      if (has_inline_value) return value;
+      if (i + 1 >= args.size()) throw Error(ErrorKind::usage, arg + " needs a value");
+      return args[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      o.help = true;
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--quiet") {
+      o.quiet = true;
+    } else if (arg == "--section" || arg == "--sections") {
+      std::vector<std::string> wanted = split_list(next_value());
+      if (wanted.empty()) throw Error(ErrorKind::usage, "--section needs a list");
+      o.sections.clear();
+      for (const std::string& name : kSectionNames)  // keep the canonical order, whatever order was typed
+        if (std::find(wanted.begin(), wanted.end(), name) != wanted.end() ||
+            std::find(wanted.begin(), wanted.end(), "all") != wanted.end())
+          o.sections.push_back(name);
+      for (const std::string& w : wanted)
+        if (w != "all" && std::find(kSectionNames.begin(), kSectionNames.end(), w) == kSectionNames.end())
+          throw Error(ErrorKind::usage, "unknown section '" + w + "' (sizes, distinct, images, headline, all)");
+    } else if (arg == "--strategies" || arg == "--strategy") {
+      o.strategies = split_list(next_value());
+      if (o.strategies.empty()) throw Error(ErrorKind::usage, "--strategies needs a list of names");
+    } else if (arg == "--reps") {
+      reps = parse_number<int>(arg, next_value());
+      if (*reps < 1) throw Error(ErrorKind::usage, "--reps must be at least 1");
+    } else if (arg == "--case-seconds") {
+      case_seconds = parse_number<double>(arg, next_value());
+      if (!(*case_seconds > 0)) throw Error(ErrorKind::usage, "--case-seconds must be positive");
+    } else if (arg == "--section-seconds") {
+      section_seconds = parse_number<double>(arg, next_value());
+      if (!(*section_seconds >= 0)) throw Error(ErrorKind::usage, "--section-seconds must be 0 or more");
+    } else if (arg == "--device") {
+      o.device = parse_number<int>(arg, next_value());
+      if (o.device < 0) throw Error(ErrorKind::usage, "--device must be 0 or more");
+    } else if (arg == "--format") {
+      std::string f = next_value();
+      if (f == "markdown" || f == "md") o.format = OutputFormat::markdown;
+      else if (f == "csv") o.format = OutputFormat::csv;
+      else if (f == "json") o.format = OutputFormat::json;
+      else throw Error(ErrorKind::usage, "--format must be markdown, csv or json, not '" + f + "'");
+    } else if (arg == "--plot") {
+      o.plot_dir = next_value();
+    } else if (arg == "--out") {
+      o.out_dir = next_value();
+    } else if (arg == "--data") {
+      o.data_dir = next_value();
+    } else if (arg == "--seed") {
+      o.seed = parse_number<std::uint64_t>(arg, next_value());
+    } else {
+      throw Error(ErrorKind::usage, "unknown option '" + args[i] + "' (levelhist bench --help)");
+    }
+  }
+  o.reps = reps.value_or(o.quick ? 10 : 15);
+  o.case_seconds = case_seconds.value_or(o.quick ? 2.0 : 10.0);
+  o.section_seconds = section_seconds.value_or(o.quick ? 3.0 : 8.0);
+  return o;
+}
+
+}  // namespace levelhist::bench

@@ -1,0 +1,36 @@
+// levelhist bench: the command line of the GPU benchmark.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace levelhist::bench {
+
+enum class OutputFormat { markdown, csv, json };
+
+// The sections, in the order they run and print (the headline last, so the
+// tail of a long log carries it).
+inline const std::vector<std::string> kSectionNames = {"sizes", "distinct", "images", "headline"};
+
+struct BenchOptions {
+  std::vector<std::string> sections = kSectionNames;
+  std::vector<std::string> strategies;  // CUDA strategy names; empty = every one in the registry
+  bool quick = false;
+  int reps = 15;               // timed samples per case (median taken)
+  int device = 0;
+  OutputFormat format = OutputFormat::markdown;
+  std::string plot_dir;        // --plot DIR: SVG figures
+  std::string out_dir;         // --out DIR: bench.md, bench.csv and bench.json
+  std::string data_dir;        // --data DIR: the PGM images
+  double case_seconds = 10.0;     // at most this long timing one strategy on one case (fewer reps beyond)
+  double section_seconds = 8.0;   // one strategy's time in one section; beyond it, slow cases get the fewest reps
+  std::uint64_t seed = 20121114;
+  bool quiet = false;          // no progress lines on stderr
+  bool help = false;
+};
+
+// Parses the arguments after `levelhist bench`. Throws Error(usage) on a bad one.
+BenchOptions parse_bench_options(const std::vector<std::string>& args);
+std::string bench_help();
+
+}  // namespace levelhist::bench
