@@ -18,11 +18,36 @@ namespace levelhist {
 enum class Backend : std::uint8_t { cpu, cuda };
 std::string_view to_string(Backend backend);
 
+// Interleaved pixels in rows (an image or a region of interest of one): the
+// default describes a plain 1-D array of samples.
+struct PixelLayout {
+  std::uint32_t channels = 1;     // interleaved samples per pixel, 1..4
+  std::uint32_t active = 0x1;     // bit c set: histogram channel c (one histogram per set bit, ascending)
+  std::uint64_t width = 0;        // pixels per row; 0: the whole input is one row of n / channels pixels
+  std::uint64_t height = 1;       // rows
+  std::uint64_t row_pitch = 0;    // bytes from one row's first sample to the next's; 0: packed rows
+  bool is_plain() const { return channels == 1 && active == 0x1 && width == 0 && height == 1 && row_pitch == 0; }
+  friend bool operator==(const PixelLayout&, const PixelLayout&) = default;
+};
+
+// What a problem needs beyond counting a plain 1-D array; a strategy lists in
+// Strategy::capabilities what it can do, and only those that can are offered it.
+enum Capability : unsigned {
+  kCapabilityPixels = 1u << 0,   // PixelLayout other than plain (channels, active subset, rows, pitch)
+  kCapabilityWeights = 1u << 1,  // weighted sums instead of counts
+};
+
 // What a strategy is asked to count: enough to decide support and workspace.
 struct Problem {
   SampleType type;
   const Binning* binning;
-  std::uint64_t n;  // samples
+  std::uint64_t n;  // samples (for pixels: width * height * channels)
+  PixelLayout layout = {};
+  bool weighted = false;                   // one weight per sample (per pixel for pixels)
+  SampleType weight_type = SampleType::f32;  // f32 or f64
+  unsigned needs() const {
+    return (layout.is_plain() ? 0u : unsigned{kCapabilityPixels}) | (weighted ? unsigned{kCapabilityWeights} : 0u);
+  }
 };
 
 // One call of a strategy's run function.
@@ -46,6 +71,15 @@ struct RunArgs {
   std::size_t workspace_bytes;
   unsigned threads;  // CPU: worker threads (0 = hardware concurrency)
   void* stream;      // CUDA: the cudaStream_t to run on
+  // Pixels (kCapabilityPixels): slots then holds one histogram per active
+  // channel, each binning->slots() long, in ascending channel order.
+  PixelLayout layout = {};
+  // Weights (kCapabilityWeights): `weights` has one weight of `weight_type` per
+  // sample; the sums go to `weight_sums` (binning->slots() doubles per histogram,
+  // same memory space, cleared unless accumulate); `slots` is then unused.
+  const void* weights = nullptr;
+  SampleType weight_type = SampleType::f32;
+  double* weight_sums = nullptr;
 };
 
 struct Strategy {
@@ -66,7 +100,13 @@ struct Strategy {
   // overflow-flush and grid boundaries) for the tests to probe at n-1, n, n+1;
   // nullptr when there are none worth naming.
   std::vector<std::uint64_t> (*boundary_sizes)(const Problem& problem) = nullptr;
+  // Capability bits this strategy handles beyond plain 1-D counting.
+  unsigned capabilities = 0;
 };
+
+// The one test of whether a strategy can take a problem: its capabilities cover
+// what the problem needs, and its own `supports` agrees. Sets *why_not if not.
+bool strategy_accepts(const Strategy& strategy, const Problem& problem, std::string* why_not = nullptr);
 
 // Every strategy compiled into this build, in registry order.
 std::span<const Strategy* const> all_strategies();

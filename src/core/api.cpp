@@ -31,7 +31,7 @@ const Strategy& resolve_strategy(const Problem& problem, const Options& options)
     std::string why;
     if (!backend_available(s->backend, &why))
       throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot run here: " + why);
-    if (!s->supports(problem, &why))
+    if (!strategy_accepts(*s, problem, &why))
       throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot count this problem: " + why);
     return *s;
   }

@@ -47,13 +47,24 @@ bool built_with_cuda() {
 #endif
 }
 
+bool strategy_accepts(const Strategy& s, const Problem& problem, std::string* why_not) {
+  unsigned missing = problem.needs() & ~s.capabilities;
+  if (missing) {
+    if (why_not)
+      *why_not = std::string(s.name) + " does not handle " +
+                 ((missing & kCapabilityPixels) ? "multi-channel or pitched pixel layouts" : "weighted histograms");
+    return false;
+  }
+  return s.supports(problem, why_not);
+}
+
 const Strategy& choose_strategy(const Problem& problem, Backend backend) {
   const Strategy* best = nullptr;
   int best_rank = 0;
   for (const Strategy* s : kRegistry) {
     if (s->backend != backend) continue;
     int rank = s->auto_rank ? s->auto_rank(problem) : 0;
-    if (rank <= best_rank || !s->supports(problem, nullptr)) continue;
+    if (rank <= best_rank || !strategy_accepts(*s, problem)) continue;
     best = s;
     best_rank = rank;
   }

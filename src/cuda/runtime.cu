@@ -60,7 +60,7 @@ const Strategy& pick(const Problem& problem, const Strategy* strategy) {
   if (strategy->backend != Backend::cuda)
     throw Error(ErrorKind::usage, std::string("strategy '") + strategy->name + "' is not a CUDA strategy");
   std::string why;
-  if (!strategy->supports(problem, &why))
+  if (!strategy_accepts(*strategy, problem, &why))
     throw Error(ErrorKind::unsupported, std::string("strategy '") + strategy->name + "' cannot count this problem: " + why);
   return *strategy;
 }
