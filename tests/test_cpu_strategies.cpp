@@ -15,6 +15,8 @@
 //  * StrategyUnaligned: every type at every start offset 0..15.
 //  * StrategyBoundaries: n - 1, n, n + 1 around every size the strategy names
 //    in Strategy::boundary_sizes (method thresholds, vector widths, workers).
+//  * StrategyHuge (slow, normal build only): 2^26 + 3 samples, past the
+//    flush interval of 32-bit private counters.
 //  * StrategyAccumulate, StrategyOracle, StrategyThreads: the accumulate
 //    contract, counts checked against an oracle written in the test (not
 //    cpu_serial), and unusual thread counts.
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -317,6 +320,50 @@ std::vector<TypeCase> boundary_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, StrategyBoundaries, ::testing::ValuesIn(boundary_cases()), type_case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StrategyBoundaries);
+
+// ---------------------------------------------------------------------------
+// SLOW (normal build only): 2^26 + 3 u16 samples, one worker's worth past
+// 2^26, the interval at which a strategy with 32-bit private counters must
+// flush them into the 64-bit slots (cpu_parallel's kFlushSamples). A 128 MiB
+// ramp; a few seconds. Skipped under AddressSanitizer and with
+// LEVELHIST_SKIP_SLOW_TESTS=1.
+
+class StrategyHuge : public ::testing::TestWithParam<const Strategy*> {};
+
+TEST_P(StrategyHuge, SixteenBitPastTwoToThe26) {
+#if defined(LEVELHIST_TEST_ASAN)
+  GTEST_SKIP() << "2^26 samples: too slow under AddressSanitizer; runs in the normal build";
+#endif
+  if (const char* skip = std::getenv("LEVELHIST_SKIP_SLOW_TESTS"); skip && std::string(skip) == "1")
+    GTEST_SKIP() << "LEVELHIST_SKIP_SLOW_TESTS=1";
+  const Strategy& s = *GetParam();
+  const std::uint64_t n = (std::uint64_t{1} << 26) + 3;
+  for (const char* name : {"per_value", "even7_narrow"}) {
+    const Binning& b = binning_named(SampleType::u16, name).binning;
+    const GenSpec g{SampleType::u16, Dist::ramp, n, 0, Window{0, 65535}, &b};
+    const std::vector<unsigned char> bytes = generate(g);
+    SCOPED_TRACE(describe(g) + ", " + b.describe());
+    const std::vector<std::uint64_t> ref = reference_slots(SampleType::u16, bytes.data(), n, b);
+    std::vector<std::uint64_t> slots(b.slots());
+    for (unsigned threads : {1u, 2u}) {
+      fill_garbage(slots, threads);
+      if (!run_cpu_strategy(s, SampleType::u16, bytes.data(), n, b, slots, false, threads))
+        GTEST_SKIP() << s.name << " does not support this problem";
+      ASSERT_TRUE(slots_equal(ref, slots, b)) << s.name << ", threads " << threads;
+    }
+  }
+}
+
+std::vector<const Strategy*> non_reference_cpu_strategies() {
+  std::vector<const Strategy*> out;
+  for (const Strategy* s : cpu_strategies())
+    if (s != &reference_strategy()) out.push_back(s);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, StrategyHuge, ::testing::ValuesIn(non_reference_cpu_strategies()),
+                         [](const auto& info) { return param_name(info.param->name); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StrategyHuge);
 
 // ---------------------------------------------------------------------------
 // The accumulate contract, with expectations built in the test from the
