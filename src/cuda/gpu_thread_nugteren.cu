@@ -16,7 +16,8 @@
 // kMaxWords = 16383 words (65532 bytes) since the last flush: the same
 // grid-uniform check-then-merge as Wilt's periodic merge. (On an H100, 2^31
 // bytes over 1716 blocks x 32 threads are 39 KB per thread, so the flush only
-// fires on smaller GPUs; the final flush is the same code.) Flushed sums: 32
+// fires on smaller GPUs; the final flush is the same code, and a build with
+// kMaxWords = 19 — a flush every 2 batches — agreed with the CPU count.) Flushed sums: 32
 // counters of at most 65532 each fit 32 bits; per-block sums hold at most n <= 2^31.
 #include "core/strategies.hpp"
 #include "cuda/byte_histogram_common.cuh"

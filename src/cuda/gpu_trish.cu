@@ -11,9 +11,12 @@
 //    (bins 4t .. 4t+3);
 //  * rows: each block reads k words per thread per row (block b's chunk of a
 //    full row is 64k contiguous words, thread t reads words t, t+64, ...); the
-//    left-over row is checked word by word (for_each_batch);
+//    left-over row is dealt out word by word over the whole grid, at most k
+//    words a thread, with range checks (for_each_batch, which also prefetches
+//    each block's next row into L2);
 //  * binning: words in batches of four, each word's four bytes handled as two
-//    16-bit pairs (§5.3 "Binning optimizations");
+//    16-bit pairs (§5.3 "Binning optimizations"; nvcc 13 turns this and the
+//    byte-wise form of Wilt's Listing 5 into the same 8 instructions a byte);
 //  * accumulation (RowSum): thread t sums row t with staggered, circular
 //    indexing (Fig. 3: no bank conflicts) as 16-bit pairs (§5.3 "Accumulation
 //    optimizations") into its 4 registers, clearing the row.
