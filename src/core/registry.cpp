@@ -14,6 +14,13 @@ constexpr std::array kRegistry = {
     &strategies::cpu_parallel,
 #if LEVELHIST_HAVE_CUDA
     // CUDA, textbook kernels (004_2fb0b8b1ce817291.txt, 002_f653b0f55bd9c251.txt)
+    &strategies::gpu_global_atomic,
+    &strategies::gpu_global_atomic_unrolled,
+    &strategies::gpu_block_global,
+    &strategies::gpu_block_shared,
+    &strategies::gpu_coarse_contiguous,
+    &strategies::gpu_coarse_interleaved,
+    &strategies::gpu_aggregated,
     // CUDA, per-thread and per-warp 256-bin methods (000, 003)
     &strategies::gpu_thread_packed,
     &strategies::gpu_thread_packed_avoid,
@@ -24,6 +31,7 @@ constexpr std::array kRegistry = {
     // CUDA, levelhist's own kernels
     &strategies::gpu_lane_columns,
     // CUDA, external baseline
+    &strategies::cub,
 #endif
 };
 

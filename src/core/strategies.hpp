@@ -10,6 +10,13 @@ extern const Strategy cpu_parallel;
 
 #if LEVELHIST_HAVE_CUDA
 // textbook kernels
+extern const Strategy gpu_global_atomic;
+extern const Strategy gpu_global_atomic_unrolled;
+extern const Strategy gpu_block_global;
+extern const Strategy gpu_block_shared;
+extern const Strategy gpu_coarse_contiguous;
+extern const Strategy gpu_coarse_interleaved;
+extern const Strategy gpu_aggregated;
 // per-thread and per-warp 256-bin methods
 extern const Strategy gpu_thread_packed;
 extern const Strategy gpu_thread_packed_avoid;
@@ -20,6 +27,7 @@ extern const Strategy gpu_thread_nugteren;
 // levelhist's own kernels
 extern const Strategy gpu_lane_columns;
 // external baseline
+extern const Strategy cub;
 #endif
 
 }  // namespace levelhist::strategies

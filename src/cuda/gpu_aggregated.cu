@@ -1,0 +1,38 @@
+// gpu_aggregated: Fig. 9.14's coarsened, interleaved shared-memory histogram
+// plus aggregation, Kirk & Hwu's Fig. 9.15 (004_2fb0b8b1ce817291.txt): a
+// thread counts a run of samples that fall into the same slot in a register and
+// adds the run with one shared atomic when the slot changes (and once more
+// after its loop). Fewer atomics on one address for skewed data (an image's
+// flat sky, all zeros), a few more instructions on uniform data (001's notes).
+#include "cuda/textbook_common.cuh"
+
+namespace levelhist::cuda_detail::textbook {
+
+// The kernel template is instantiated on this type, so it lives in a named namespace.
+struct AggregatedPolicy {
+  static constexpr TextbookPolicy value{.privatization = Privatization::shared_per_block,
+                                        .partition = Partition::interleaved,
+                                        .samples_per_thread = kCoarseningFactor,
+                                        .cap_grid_at_resident_blocks = true,
+                                        .aggregate_runs = true,
+                                        .four_samples_per_load = false};
+};
+
+}  // namespace levelhist::cuda_detail::textbook
+
+namespace levelhist::strategies {
+namespace {
+
+using namespace cuda_detail::textbook;
+
+// The most level of the textbook kernels for any binning that fits in shared
+// memory: auto's pick there until faster kernels rank above it.
+int rank(const Problem&) { return 25; }
+
+}  // namespace
+
+const Strategy gpu_aggregated = make_strategy<AggregatedPolicy>(
+    "gpu_aggregated", "shared-memory histogram per block, grid-stride, runs of equal bins added at once",
+    "004_2fb0b8b1ce817291.txt Fig. 9.15", rank);
+
+}  // namespace levelhist::strategies
