@@ -344,6 +344,11 @@ void GpuBench::run_case(const CaseLabel& label, std::uint64_t n, const Binning& 
   proto.n = n;
   proto.bytes = bytes;
   proto.input_buffers = static_cast<int>(copies);
+  try {
+    proto.auto_choice = choose_strategy(problem, Backend::cuda).name;
+  } catch (const Error&) {
+    proto.auto_choice.clear();  // no CUDA strategy takes it
+  }
 
   s.slots.reserve(binning.slots() * sizeof(std::uint64_t));
   std::string line = "[" + label.section + "] " + label.dataset + ", n = " + std::to_string(n) + ":";

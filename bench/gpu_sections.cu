@@ -16,8 +16,15 @@ namespace {
 
 constexpr std::uint64_t pow2(unsigned e) { return std::uint64_t{1} << e; }
 
-// Every section so far counts bytes into one bin per value.
+// Most sections count bytes into one bin per value.
 Binning byte_bins() { return Binning::per_value(SampleType::u8); }
+
+// k uneven bins over [0.1, 1): e_i = 0.1 + 0.9 (i/k)^2, narrow near 0.1.
+Binning uneven_edges(unsigned k) {
+  std::vector<double> edges(k + 1);
+  for (unsigned i = 0; i <= k; ++i) edges[i] = 0.1 + 0.9 * (double(i) / k) * (double(i) / k);
+  return Binning::explicit_edges(std::move(edges));
+}
 
 // The inputs of the benchmark that come from files (or from the generator), loaded before
 // any GPU time is spent, so a missing file stops the run at once.
@@ -80,6 +87,45 @@ void headline_section(GpuBench& bench, const Plan& plan, const BenchOptions& o, 
                   plan.headline_n);
 }
 
+// Issue 4's small-input figures: one call's time as a caller in a loop sees
+// it (launch included), against CUB's two-kernel calls (ANCHORS.md: 12.2 us at
+// 4 KiB .. 135 us at 256 MiB on an H200).
+void latency_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+  bench.begin_section({"latency", "microseconds per call, back to back, u8 uniform, 256 bins", "n (samples = bytes)",
+                       XKind::samples, Metric::microseconds});
+  sweep_sizes(bench, "latency", uniform(SampleType::u8, o.seed), byte_bins(), plan.latency_sizes);
+}
+
+// `auto` against the measured best, one case per problem class: the rule in the
+// strategies' auto_rank functions is only as good as this table says.
+void auto_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+  bench.begin_section({"auto", "auto's choice next to the measured best", "case", XKind::none, Metric::auto_choice});
+  struct Case {
+    std::string name;
+    Dataset dataset;
+    Binning binning;
+    std::uint64_t n;
+  };
+  const std::uint64_t big = plan.auto_n;
+  std::vector<Case> cases = {
+      {"u8 per value, uniform, 1 GiB", uniform(SampleType::u8, o.seed), byte_bins(), big},
+      {"u8 per value, zeros, 1 GiB", zeros(SampleType::u8), byte_bins(), big},
+      {"u8 per value, uniform, 1 MiB", uniform(SampleType::u8, o.seed), byte_bins(), pow2(20)},
+      {"u8 64 even bins over [0, 256), uniform", uniform(SampleType::u8, o.seed), Binning::even(64, 0, 256), big},
+      {"i8 per value, uniform", uniform(SampleType::i8, o.seed), Binning::per_value(SampleType::i8), big},
+      {"u16 per value, uniform", uniform(SampleType::u16, o.seed), Binning::per_value(SampleType::u16), big / 2},
+      {"u16 4096 even bins, uniform", uniform(SampleType::u16, o.seed), Binning::even(4096, 0, 65536), big / 2},
+      {"u16 4096 even bins, zeros", zeros(SampleType::u16), Binning::even(4096, 0, 65536), big / 2},
+      {"f32 1024 even bins over [0, 1), uniform", uniform(SampleType::f32, o.seed), Binning::even(1024, 0, 1), big / 4},
+      {"f32 64 explicit edges, uniform", uniform(SampleType::f32, o.seed), uneven_edges(64), big / 4},
+      {"i32 1000 even bins, uniform", uniform(SampleType::i32, o.seed), Binning::even(1000, -2147483648.0, 2147483648.0),
+       big / 4},
+      {"f64 256 even bins, uniform", uniform(SampleType::f64, o.seed), Binning::even(256, 0, 1), big / 8},
+  };
+  for (const Case& c : cases)
+    measure_point(bench, {"auto", c.name, 0, c.dataset.name}, c.dataset, c.binning, c.n, false);
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -100,6 +146,8 @@ Plan Plan::make(bool quick) {
   for (unsigned k = 1; k <= 256; k *= quick ? 4 : 2) p.distinct_counts.push_back(k);
   for (std::uint64_t side = 256; side <= 4096; side *= quick ? 4 : 2) p.image_sides.push_back(side);
   p.headline_n = pow2(30);
+  p.latency_sizes = {pow2(12), pow2(16), pow2(20), pow2(24), pow2(28)};
+  p.auto_n = quick ? pow2(28) : pow2(30);
   return p;
 }
 
@@ -141,6 +189,8 @@ int run_gpu_benchmark(const BenchOptions& o) {
         {"sizes", [&] { sizes_section(bench, plan, o); }},
         {"distinct", [&] { distinct_section(bench, plan, o); }},
         {"images", [&] { images_section(bench, plan, images); }},
+        {"latency", [&] { latency_section(bench, plan, o); }},
+        {"auto", [&] { auto_section(bench, plan, o); }},
         {"headline", [&] { headline_section(bench, plan, o, images); }},
     };
     for (const auto& [name, run] : sections) {

@@ -22,6 +22,8 @@ struct Plan {
   std::vector<unsigned> distinct_counts;       // distinct: values per point
   std::vector<std::uint64_t> image_sides;      // images: side of the square tiling
   std::uint64_t headline_n = 0;                // headline: n of every column
+  std::vector<std::uint64_t> latency_sizes;    // latency: n
+  std::uint64_t auto_n = 0;                    // auto: bytes of the large cases
   static Plan make(bool quick);
 };
 

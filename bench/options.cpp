@@ -45,11 +45,15 @@ sections (all by default, in this order):
   sizes      GB/s against n = 2^13 .. 2^30 for zeros, uniform and linear (i % 256) bytes
   distinct   GB/s against the number of distinct random values 1, 2, 4, .. 256 at n = 2^28
   images     coins.pgm, camera.pgm and a smooth synthetic image tiled from 256^2 to 4096^2
+  latency    microseconds per call, back to back, u8 uniform: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB
+  auto       for one case of each problem class (sample type, bins, n): the strategy `auto`
+             picks next to the measured best, and auto's speed as a share of the best's
   headline   1 GiB: uniform, zeros, 1/2/4/16 distinct, linear, coins.pgm tiled; % of the
              limit, ratio to cub, and each strategy's level ratio (slowest / fastest)
 
 options:
-  --section LIST      sizes,distinct,images,headline or all
+  --section LIST      sizes,distinct,images,latency,auto,headline or all
+  --auto              the same as --section auto
   --strategies LIST   only these CUDA strategies (cub is always kept as the baseline)
   --quick             fewer points (every 4th size, every other count and side), 10 reps,
                       --case-seconds 2, --section-seconds 3: about a minute and a half
@@ -102,6 +106,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.help = true;
     } else if (arg == "--quick") {
       o.quick = true;
+    } else if (arg == "--auto") {
+      o.sections = {"auto"};
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (arg == "--section" || arg == "--sections") {
@@ -114,7 +120,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           o.sections.push_back(name);
       for (const std::string& w : wanted)
         if (w != "all" && std::find(kSectionNames.begin(), kSectionNames.end(), w) == kSectionNames.end())
-          throw Error(ErrorKind::usage, "unknown section '" + w + "' (sizes, distinct, images, headline, all)");
+          throw Error(ErrorKind::usage, "unknown section '" + w + "' (sizes, distinct, images, latency, auto, headline, all)");
     } else if (arg == "--strategies" || arg == "--strategy") {
       o.strategies = split_list(next_value());
       if (o.strategies.empty()) throw Error(ErrorKind::usage, "--strategies needs a list of names");

@@ -10,7 +10,7 @@ enum class OutputFormat { markdown, csv, json };
 
 // The sections, in the order they run and print (the headline last, so the
 // tail of a long log carries it).
-inline const std::vector<std::string> kSectionNames = {"sizes", "distinct", "images", "headline"};
+inline const std::vector<std::string> kSectionNames = {"sizes", "distinct", "images", "latency", "auto", "headline"};
 
 struct BenchOptions {
   std::vector<std::string> sections = kSectionNames;

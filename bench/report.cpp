@@ -147,12 +147,21 @@ bool any_fewer_reps(const std::vector<const Measurement*>& rows) {
                      [](const Measurement* m) { return m->timing && m->timing->fewer_reps; });
 }
 
+// A latency cell: microseconds per call (median), or what rate_cell says when there is no time.
+std::string microseconds_cell(const Measurement* m) {
+  if (!m || !m->timed_ok()) return rate_cell(m);
+  return fixed(m->timing->median_ms * 1000.0, 1) + (m->timing->fewer_reps ? "*" : "");
+}
+
 void write_sweep_section(std::ostream& out, const Results& r, const SectionInfo& s) {
   std::vector<const Measurement*> rows = rows_of(r, s.name);
   if (rows.empty()) return;
+  const bool latency = s.metric == Metric::microseconds;
+  auto cell = latency ? microseconds_cell : rate_cell;
   out << "\n## " << s.name << ": " << s.title << "\n";
-  out << "GB/s of input bytes; last column: the fastest strategy, its % of the limit and its ratio to "
-      << kBaselineName << ".\n";
+  out << (latency ? "Microseconds per call (median of back-to-back calls, launch included)"
+                  : "GB/s of input bytes")
+      << "; last column: the fastest strategy, its % of the limit and its ratio to " << kBaselineName << ".\n";
   std::vector<std::string> series;
   for (const Measurement* m : rows) append_unique(series, m->series);
   const std::vector<std::string> strategies = column_strategies(r);
@@ -172,12 +181,39 @@ void write_sweep_section(std::ostream& out, const Results& r, const SectionInfo&
         const Measurement* any = find(rows, name, x, kLimitName);
         cells.push_back(any ? bytes_text(any->bytes) : "-");
       }
-      for (const std::string& st : strategies) cells.push_back(rate_cell(find(rows, name, x, st)));
+      for (const std::string& st : strategies) cells.push_back(cell(find(rows, name, x, st)));
       cells.push_back(best_cell(r, rows, name, x));
       table_row(out, cells);
     }
   }
   if (any_fewer_reps(rows)) out << "\n\\* fewer timed samples than asked: the case hit --case-seconds (reps in the CSV).\n";
+}
+
+// --auto: one row per case, auto's pick next to the fastest correct strategy.
+void write_auto_section(std::ostream& out, const Results& r, const SectionInfo& s) {
+  std::vector<const Measurement*> rows = rows_of(r, s.name);
+  if (rows.empty()) return;
+  out << "\n## " << s.name << ": " << s.title << "\n\n";
+  table_header(out, {"case", "problem", "n", "auto's choice", "auto GB/s", "measured best", "best GB/s", "auto / best"}, 4);
+  std::vector<std::string> series;
+  for (const Measurement* m : rows) append_unique(series, m->series);
+  for (const std::string& name : series) {
+    const Measurement* best = nullptr;
+    const Measurement* chosen = nullptr;
+    const Measurement* any = nullptr;
+    for (const Measurement* m : rows) {
+      if (m->series != name || m->strategy == kLimitName) continue;
+      any = m;
+      if (m->timed_ok() && (!best || m->gbps() > best->gbps())) best = m;
+      if (m->strategy == m->auto_choice) chosen = m;
+    }
+    if (!any) continue;
+    const std::string choice = any->auto_choice.empty() ? "(none)" : any->auto_choice;
+    table_row(out, {name, any->problem, power_of_two_text(static_cast<double>(any->n)), choice,
+                    chosen ? rate_cell(chosen) : "not measured", best ? best->strategy : "-",
+                    best ? rate_text(best->gbps()) : "-",
+                    chosen && best && chosen->timed_ok() ? percent_text(chosen->gbps() / best->gbps()) : "-"});
+  }
 }
 
 void write_headline(std::ostream& out, const Results& r, const SectionInfo& s) {
@@ -302,7 +338,8 @@ void write_markdown(std::ostream& out, const Results& r) {
   for (const StrategyInfo& s : r.strategies)
     out << "| " << markdown_cell(s.name) << " | " << markdown_cell(s.summary) << " |\n";
   for (const SectionInfo& s : r.sections) {
-    if (s.x_kind == XKind::none) write_headline(out, r, s);
+    if (s.metric == Metric::auto_choice) write_auto_section(out, r, s);
+    else if (s.x_kind == XKind::none) write_headline(out, r, s);
     else write_sweep_section(out, r, s);
   }
   if (!r.failures.empty()) {

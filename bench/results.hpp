@@ -44,11 +44,19 @@ enum class XKind {
   none,      // a table by dataset (the headline)
 };
 
+// What a section's table cells show.
+enum class Metric {
+  gbps,          // input GB/s (most sections)
+  microseconds,  // median time per call, back to back (the small-input latency section)
+  auto_choice,   // auto's choice next to the measured best, one row per case (--auto)
+};
+
 struct SectionInfo {
   std::string name;     // "sizes": what --section and the CSV call it
   std::string title;    // a heading
   std::string x_label;  // axis and column name
   XKind x_kind = XKind::none;
+  Metric metric = Metric::gbps;
 };
 
 // The special strategy name of the streaming-read limit.
@@ -69,6 +77,7 @@ struct Measurement {
   bool ok = true;         // the result equalled the CPU's (the limit has no result and is always ok)
   std::string note;       // what went wrong, or what is special about the figure
   std::optional<Timing> timing;  // empty when the strategy failed before it could be timed
+  std::string auto_choice;       // the CUDA strategy `auto` picks for this case's problem ("" if none)
 
   bool timed_ok() const { return ok && timing.has_value(); }
   double gbps() const;  // input bytes / median time; requires timing
