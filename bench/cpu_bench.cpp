@@ -545,6 +545,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "levelhist bench --cpu: timing (%u runs of each method on each file)...\n", o.runs);
     std::uint64_t checksum = 0;  // keeps the results alive
     for (std::size_t f = 0; f < paths.size(); ++f) {
+      // Again, right before: a file left alone for a while may have been paged
+      // out meanwhile (some VMs reclaim idle page cache, e.g. with DAMON).
+      read_into_page_cache(paths[f]);
       std::vector<std::vector<double>> times(methods.size());
       for (unsigned run = 0; run <= o.runs; ++run) {  // run 0 warms up
         for (std::size_t i = 0; i < methods.size(); ++i) {

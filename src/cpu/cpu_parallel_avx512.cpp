@@ -76,12 +76,6 @@ struct CsaState {
   __m512i ones, twos, fours, eights;
 };
 
-struct GroupBuffers {
-  alignas(64) unsigned char bytes[kGroups][kGroupBufferBytes];
-  std::size_t length[kGroups];
-  CsaState csa[kGroups];
-};
-
 LEVELHIST_TARGET_AVX512_BYTES inline void carry_save_add(__m512i& high, __m512i& low, __m512i a, __m512i b,
                                                          __m512i c) {
   high = _mm512_ternarylogic_epi64(a, b, c, 0xE8);  // majority
@@ -120,38 +114,56 @@ LEVELHIST_TARGET_AVX512_BYTES void add_byte_counts(std::uint64_t* counts, __m512
   }
 }
 
-// Counts `blocks` full blocks from the start of group g's buffer into
-// counts[0..63] (the group's 64 bins).
-LEVELHIST_TARGET_AVX512_BYTES void count_blocks(CsaState& state, const unsigned char* p, std::size_t blocks,
-                                                std::uint64_t* counts) {
-  if (blocks == 0) return;
-  __m512i ones = state.ones, twos = state.twos, fours = state.fours, eights = state.eights;
-  __m512i sixteens_per_bin = _mm512_setzero_si512();  // bytes, at most 8 per block
-  for (std::size_t b = 0; b < blocks; ++b, p += kCsaBlockBytes) {
-    __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
-    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 0), one_hot_lanes(p + 8));
-    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 16), one_hot_lanes(p + 24));
-    carry_save_add(fours_a, twos, twos, twos_a, twos_b);
-    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 32), one_hot_lanes(p + 40));
-    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 48), one_hot_lanes(p + 56));
-    carry_save_add(fours_b, twos, twos, twos_a, twos_b);
-    carry_save_add(eights_a, fours, fours, fours_a, fours_b);
-    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 64), one_hot_lanes(p + 72));
-    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 80), one_hot_lanes(p + 88));
-    carry_save_add(fours_a, twos, twos, twos_a, twos_b);
-    carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 96), one_hot_lanes(p + 104));
-    carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 112), one_hot_lanes(p + 120));
-    carry_save_add(fours_b, twos, twos, twos_a, twos_b);
-    carry_save_add(eights_b, fours, fours, fours_a, fours_b);
-    carry_save_add(sixteens, eights, eights, eights_a, eights_b);
-    sixteens_per_bin = _mm512_add_epi8(sixteens_per_bin, lane_bit_counts(sixteens));
-  }
-  state = CsaState{ones, twos, fours, eights};
-  add_byte_counts(counts, sixteens_per_bin, 4);
+// A group's counting state: the carry-save adders, and the "sixteens" of the
+// blocks counted since they were last added into the 64-bit counts (a byte
+// per bin, at most 8 per block).
+struct GroupCounter {
+  CsaState csa;
+  __m512i sixteens_per_bin;
+};
+
+// Counts one full block (128 group bytes) into c.
+LEVELHIST_TARGET_AVX512_BYTES inline void count_block(GroupCounter& c, const unsigned char* p) {
+  __m512i ones = c.csa.ones, twos = c.csa.twos, fours = c.csa.fours, eights = c.csa.eights;
+  __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+  carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 0), one_hot_lanes(p + 8));
+  carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 16), one_hot_lanes(p + 24));
+  carry_save_add(fours_a, twos, twos, twos_a, twos_b);
+  carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 32), one_hot_lanes(p + 40));
+  carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 48), one_hot_lanes(p + 56));
+  carry_save_add(fours_b, twos, twos, twos_a, twos_b);
+  carry_save_add(eights_a, fours, fours, fours_a, fours_b);
+  carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 64), one_hot_lanes(p + 72));
+  carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 80), one_hot_lanes(p + 88));
+  carry_save_add(fours_a, twos, twos, twos_a, twos_b);
+  carry_save_add(twos_a, ones, ones, one_hot_lanes(p + 96), one_hot_lanes(p + 104));
+  carry_save_add(twos_b, ones, ones, one_hot_lanes(p + 112), one_hot_lanes(p + 120));
+  carry_save_add(fours_b, twos, twos, twos_a, twos_b);
+  carry_save_add(eights_b, fours, fours, fours_a, fours_b);
+  carry_save_add(sixteens, eights, eights, eights_a, eights_b);
+  c.csa = CsaState{ones, twos, fours, eights};
+  c.sixteens_per_bin = _mm512_add_epi8(c.sixteens_per_bin, lane_bit_counts(sixteens));
 }
 
+// Adds a group's pending sixteens into its 64 counts.
+LEVELHIST_TARGET_AVX512_BYTES void add_sixteens(GroupCounter& c, std::uint64_t* group_counts) {
+  add_byte_counts(group_counts, c.sixteens_per_bin, 4);
+  c.sixteens_per_bin = _mm512_setzero_si512();
+}
+
+using GroupBufferSet = unsigned char[kGroups][kGroupBufferBytes];
+
+// Two sets of group buffers: each round bins its input into one set while it
+// counts the full blocks that the previous round left in the other.
+struct ByteCounterState {
+  alignas(64) GroupBufferSet sets[2];
+  GroupCounter counter[kGroups];
+  std::size_t binned[kGroups];  // bytes in each group buffer of the set being binned
+  std::size_t ready[kGroups];   // full blocks in each group buffer of the other set
+};
+
 // Appends the low six bits of each byte of v (where `valid`) to its group's buffer.
-LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBuffers& g, std::size_t (&length)[kGroups], __m512i v,
+LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBufferSet& set, std::size_t (&length)[kGroups], __m512i v,
                                                      __mmask64 valid) {
   const __m512i low_bits = _mm512_and_si512(v, _mm512_set1_epi8(0x3F));
   const __m512i top_bits = _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(0xC0)));
@@ -159,48 +171,74 @@ LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBuffers& g, std::size_
     const __mmask64 in_group =
         valid & _mm512_cmpeq_epi8_mask(top_bits, _mm512_set1_epi8(static_cast<char>(group << 6)));
     // Merge-masking: the zero-masking form is markedly slower here (Zen 5).
-    _mm512_storeu_si512(g.bytes[group] + length[group], _mm512_mask_compress_epi8(low_bits, in_group, low_bits));
+    _mm512_storeu_si512(set[group] + length[group], _mm512_mask_compress_epi8(low_bits, in_group, low_bits));
     length[group] += static_cast<std::size_t>(_mm_popcnt_u64(in_group));
   }
 }
 
-// Bins n bytes (n <= kRoundBytes), then counts every full block and moves
-// each group's partial block to the front of its buffer.
-LEVELHIST_TARGET_AVX512_BYTES void bin_and_count(GroupBuffers& g, const unsigned char* p, std::size_t n,
+// One round: bins the n <= kRoundBytes bytes at p into set `binning`, and
+// between every two vectors counts one of the blocks ready in the other set.
+// Binning is bound by compresses and stores, counting by ternary logic and
+// shifts, so interleaving them keeps more execution units busy than binning a
+// whole round and then counting it (docs/BENCHMARKS.md). Then the blocks just
+// binned become ready and each group's partial block moves to the front of
+// the other set, which the next round bins into.
+LEVELHIST_TARGET_AVX512_BYTES void run_round(ByteCounterState& s, unsigned binning, const unsigned char* p, std::size_t n,
                                          std::uint64_t* counts) {
+  GroupBufferSet& set = s.sets[binning];
+  GroupBufferSet& other = s.sets[binning ^ 1];
   std::size_t length[kGroups];
-  for (std::size_t group = 0; group < kGroups; ++group) length[group] = g.length[group];
-  std::size_t i = 0;
-  for (; i + kVectorBytes <= n; i += kVectorBytes) bin_vector(g, length, _mm512_loadu_si512(p + i), ~__mmask64{0});
-  if (i < n) {
-    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(n - i));
-    bin_vector(g, length, _mm512_maskz_loadu_epi8(valid, p + i), valid);
+  for (std::size_t g = 0; g < kGroups; ++g) length[g] = s.binned[g];
+  const std::size_t vectors = n / kVectorBytes;
+  std::size_t vector = 0, group = 0, block = 0;
+  while (group < kGroups && s.ready[group] == 0) ++group;
+  GroupCounter counter = group < kGroups ? s.counter[group] : GroupCounter{};
+  while (vector < vectors || group < kGroups) {
+    for (int twice = 0; twice < 2 && vector < vectors; ++twice, ++vector)
+      bin_vector(set, length, _mm512_loadu_si512(p + vector * kVectorBytes), ~__mmask64{0});
+    if (group == kGroups) continue;
+    count_block(counter, other[group] + block * kCsaBlockBytes);
+    if (++block < s.ready[group]) continue;
+    // At most 31 blocks per group per round: the sixteens bytes cannot overflow.
+    add_sixteens(counter, counts + group * kGroupBins);
+    s.counter[group] = counter;
+    block = 0;
+    do ++group;
+    while (group < kGroups && s.ready[group] == 0);
+    if (group < kGroups) counter = s.counter[group];
   }
-  for (std::size_t group = 0; group < kGroups; ++group) {
-    const std::size_t blocks = length[group] / kCsaBlockBytes;
-    unsigned char* buffer = g.bytes[group];
-    count_blocks(g.csa[group], buffer, blocks, counts + group * kGroupBins);
-    const unsigned char* rest = buffer + blocks * kCsaBlockBytes;
+  if (const std::size_t tail = n - vectors * kVectorBytes; tail != 0) {
+    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(tail));
+    bin_vector(set, length, _mm512_maskz_loadu_epi8(valid, p + vectors * kVectorBytes), valid);
+  }
+  for (std::size_t g = 0; g < kGroups; ++g) {
+    s.ready[g] = length[g] / kCsaBlockBytes;
+    const unsigned char* rest = set[g] + s.ready[g] * kCsaBlockBytes;
     const __m512i rest0 = _mm512_loadu_si512(rest), rest1 = _mm512_loadu_si512(rest + kVectorBytes);
-    _mm512_store_si512(buffer, rest0);
-    _mm512_store_si512(buffer + kVectorBytes, rest1);
-    g.length[group] = length[group] - blocks * kCsaBlockBytes;
+    _mm512_store_si512(other[g], rest0);
+    _mm512_store_si512(other[g] + kVectorBytes, rest1);
+    s.binned[g] = length[g] - s.ready[g] * kCsaBlockBytes;
   }
 }
 
-// Counts each group's last partial block (padded) and the carry-save state.
-LEVELHIST_TARGET_AVX512_BYTES void finish(GroupBuffers& g, std::uint64_t* counts) {
+// Counts each group's last partial block (padded; it is in set `last`) and
+// the bits left in the carry-save adders.
+LEVELHIST_TARGET_AVX512_BYTES void finish(ByteCounterState& s, unsigned last, std::uint64_t* counts) {
   for (std::size_t group = 0; group < kGroups; ++group) {
-    unsigned char* buffer = g.bytes[group];
-    std::memset(buffer + g.length[group], kPadByte, kCsaBlockBytes);
-    CsaState& s = g.csa[group];
-    count_blocks(s, buffer, g.length[group] != 0 ? 1 : 0, counts + group * kGroupBins);
+    unsigned char* buffer = s.sets[last][group];
+    GroupCounter& c = s.counter[group];
+    std::uint64_t* group_counts = counts + group * kGroupBins;
+    if (s.binned[group] != 0) {
+      std::memset(buffer + s.binned[group], kPadByte, kCsaBlockBytes - s.binned[group]);
+      count_block(c, buffer);
+    }
+    add_sixteens(c, group_counts);
     // 1*ones + 2*twos + 4*fours + 8*eights <= 120 per bin: bytes do not overflow.
-    __m512i weighted = lane_bit_counts(s.eights);
-    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.fours));
-    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.twos));
-    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(s.ones));
-    add_byte_counts(counts + group * kGroupBins, weighted, 0);
+    __m512i weighted = lane_bit_counts(c.csa.eights);
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(c.csa.fours));
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(c.csa.twos));
+    weighted = _mm512_add_epi8(_mm512_add_epi8(weighted, weighted), lane_bit_counts(c.csa.ones));
+    add_byte_counts(group_counts, weighted, 0);
   }
 }
 
@@ -216,13 +254,15 @@ bool avx512_byte_counter_supported() {
 
 LEVELHIST_TARGET_AVX512_BYTES void count_bytes_avx512(const unsigned char* bytes, std::uint64_t n,
                                                       std::uint64_t* counts) {
-  GroupBuffers g{};  // zeroed: lengths, carry-save state, and no indeterminate buffer bytes
-  for (std::uint64_t done = 0; done < n;) {
+  ByteCounterState s{};  // zeroed: counters, lengths, and no indeterminate buffer bytes
+  unsigned binning = 0;
+  for (std::uint64_t done = 0;; binning ^= 1) {
     const std::size_t take = static_cast<std::size_t>(n - done < kRoundBytes ? n - done : kRoundBytes);
-    bin_and_count(g, bytes + done, take, counts);
+    run_round(s, binning, bytes + done, take, counts);
     done += take;
+    if (take == 0) break;  // that round only counted the blocks of the one before
   }
-  finish(g, counts);
+  finish(s, binning ^ 1, counts);
 }
 
 #else  // no x86-64 vector extensions in this compiler: the scalar counter only
