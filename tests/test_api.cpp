@@ -211,7 +211,7 @@ TEST(ApiOptions, ResolveStrategy) {
   const Problem p{SampleType::f64, &b, 1000};
   const Strategy& cpu = resolve_strategy(p, cpu_options());
   EXPECT_EQ(cpu.backend, Backend::cpu);
-  EXPECT_TRUE(cpu.supports(p, nullptr));
+  EXPECT_TRUE(strategy_accepts(cpu, p));
   EXPECT_EQ(&resolve_strategy(p, cpu_options("cpu_serial")), &strategies::cpu_serial);
   EXPECT_EQ(&choose_strategy(p, Backend::cpu), &cpu);
   if (!backend_available(Backend::cuda)) {

@@ -500,7 +500,7 @@ inline bool run_cpu_strategy(const Strategy& s, SampleType type, const void* sam
   if (slots.size() != binning.slots()) throw std::invalid_argument("run_cpu_strategy: slots.size() != binning.slots()");
   const Problem problem{type, &binning, n};
   std::string why;
-  if (!s.supports(problem, &why)) {
+  if (!strategy_accepts(s, problem, &why)) {  // the library's own support test (capabilities + supports)
     if (why_not) *why_not = why;
     return false;
   }
