@@ -11,7 +11,7 @@ namespace levelhist {
 
 class Histogram {
  public:
-  Histogram() = default;
+  Histogram() : Histogram(Binning()) {}
   explicit Histogram(Binning binning)
       : binning_(std::move(binning)), slots_(binning_.slots(), 0) {}
 

@@ -112,6 +112,12 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
   if (ws_bytes < workspace_bytes(problem, &s))
     throw Error(ErrorKind::usage, "the CUDA workspace is too small: " + std::to_string(ws_bytes) + " bytes given, " +
                                       std::to_string(workspace_bytes(problem, &s)) + " needed");
+  if (n == 0) {
+    if (!accumulate)
+      LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_slots, 0, binning.slots() * sizeof(std::uint64_t),
+                                           static_cast<cudaStream_t>(stream)));
+    return;
+  }
   auto* ws = static_cast<unsigned char*>(d_workspace);
   const double* d_edges = nullptr;
   if (std::size_t eb = edges_bytes(binning)) {
@@ -129,12 +135,6 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
   args.workspace = ws;
   args.workspace_bytes = ws_bytes;
   args.stream = stream;
-  if (n == 0) {
-    if (!accumulate)
-      LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_slots, 0, binning.slots() * sizeof(std::uint64_t),
-                                           static_cast<cudaStream_t>(stream)));
-    return;
-  }
   const std::size_t size = sample_size(type);
   for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
     args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
@@ -142,6 +142,10 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
     args.accumulate = accumulate || done > 0;
     s.run(args);
   }
+  // The edges were this call's alone: clear them so the workspace is zero again
+  // for whichever strategy or problem uses it next (the contract of cuda.hpp).
+  if (d_edges)
+    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, edges_bytes(binning), static_cast<cudaStream_t>(stream)));
 }
 
 namespace {
