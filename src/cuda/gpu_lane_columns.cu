@@ -11,8 +11,8 @@
 // fall in 32 different banks, whatever the data — zeros, one value, uniform
 // noise or a photograph. The warps of a block share the columns through shared
 // atomics (ATOMS.POPC.INC: one instruction per byte, no read-modify-write, no
-// overflow flushes with 32-bit counters). 16-byte loads keep 64 bytes in flight
-// per thread (two loads unrolled).
+// overflow flushes with 32-bit counters). 16-byte loads, four in flight per
+// per thread (four loads unrolled).
 //
 // One launch, no zeroing kernel: blocks add their 256 row sums into 32-bit
 // per-call accumulators in the workspace; the last block to finish (a ticket
@@ -35,11 +35,13 @@ using cuda_detail::stream_of;
 // sm_80 and sm_90 measured the same shape best; see docs/PERFORMANCE.md.
 struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
-  static constexpr int kUnroll = 2;  // 16-byte loads in flight per thread per iteration
-  // A block must have at least this many bytes to count before another block is
-  // worth launching: zeroing 32 KB of shared memory and merging 8192 counters
-  // costs about as much as reading this much input.
-  static constexpr std::uint64_t kMinBytesPerBlock = 32 * 1024;
+  static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
+  static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
+  // Bytes per block below which no further block is launched. Small on purpose:
+  // one SM reads only ~35 GB/s (the chip's 4.5 TB/s over 132 SMs), so a 1 MiB
+  // call spread over 32 blocks spends ~1 us just reading; over 256 blocks the
+  // read takes ~0.25 us, while the extra block merges run in parallel.
+  static constexpr std::uint64_t kMinBytesPerBlock = 4 * 1024;
 };
 
 constexpr int kBins = 256;
@@ -52,7 +54,7 @@ struct LaneColumnsWorkspace {
 };
 
 template <class Policy>
-__global__ void __launch_bounds__(Policy::kBlockThreads)
+__global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM)
     lane_columns_kernel(const unsigned char* samples, std::uint64_t n, LaneColumnsWorkspace* ws,
                         std::uint64_t* slots, bool accumulate, bool is_signed, BinIndexer indexer) {
   constexpr int kThreads = Policy::kBlockThreads;
@@ -88,7 +90,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads)
   for (; i + (Policy::kUnroll - 1) * stride < words; i += Policy::kUnroll * stride) {
     uint4 v[Policy::kUnroll];
 #pragma unroll
-    for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldcs(body + i + u * stride);  // streamed once: evict first
+    for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldg(body + i + u * stride);
 #pragma unroll
     for (int u = 0; u < Policy::kUnroll; ++u) {
       count_word(v[u].x);
@@ -98,7 +100,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads)
     }
   }
   for (; i < words; i += stride) {
-    uint4 v = __ldcs(body + i);
+    uint4 v = __ldg(body + i);
     count_word(v.x);
     count_word(v.y);
     count_word(v.z);
@@ -115,10 +117,15 @@ __global__ void __launch_bounds__(Policy::kBlockThreads)
     if (sum) atomicAdd(&ws->byte_counts[bin], sum);
   }
 
-  // The last block to finish folds the call's counts into the output.
-  __threadfence();
+  // The last block to finish folds the call's counts into the output. One
+  // fence by the thread that takes the ticket orders the whole block's
+  // additions before it (the barrier makes them its own; as cooperative groups'
+  // grid sync does).
   __syncthreads();
-  if (threadIdx.x == 0) is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
+  }
   __syncthreads();
   if (!is_last_block) return;
   __threadfence();
@@ -126,17 +133,25 @@ __global__ void __launch_bounds__(Policy::kBlockThreads)
   const std::uint64_t slot_count = indexer.bins + 3;
   const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
                          indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
-  if (!accumulate) {
-    for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
-    __syncthreads();
-  }
-  for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
-    unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
-    if (!count) continue;
-    double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
-    // Per-value bins map byte values one to one (signed: two's complement order).
-    std::uint64_t slot = per_value ? static_cast<std::uint64_t>(value - indexer.lower) : indexer.slot(value);
-    cuda_detail::add_to_slot(&slots[slot], count);
+  if (per_value) {
+    // One byte value per slot: each thread owns its slots, plain stores, no atomics.
+    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
+      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
+      std::uint64_t slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
+      slots[slot] = (accumulate ? slots[slot] : 0) + count;
+    }
+    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
+  } else {
+    if (!accumulate) {
+      for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
+      __syncthreads();
+    }
+    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
+      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
+      if (!count) continue;
+      double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
+      cuda_detail::add_to_slot(&slots[indexer.slot(value)], count);
+    }
   }
   if (threadIdx.x == 0) ws->blocks_done = 0;
 }
