@@ -12,7 +12,7 @@
 // noise or a photograph. The warps of a block share the columns through shared
 // atomics (ATOMS.POPC.INC: one instruction per byte, no read-modify-write, no
 // overflow flushes with 32-bit counters). 16-byte loads, four in flight per
-// per thread (four loads unrolled).
+// thread, through the non-coherent path as the limit kernel reads.
 //
 // One launch, no zeroing kernel: blocks add their 256 row sums into 32-bit
 // per-call accumulators in the workspace; the last block to finish (a ticket
