@@ -29,12 +29,12 @@ namespace levelhist::test {
 
 // Throws (GoogleTest reports it as a failure of the running test) when a CUDA
 // call made by the test itself fails.
-#define LEVELHIST_TEST_CUDA(call)                                                                        \
-  do {                                                                                                   \
-    cudaError_t levelhist_test_status_ = (call);                                                         \
-    if (levelhist_test_status_ != cudaSuccess)                                                           \
-      throw std::runtime_error(std::string("CUDA error in test code, ") + #call + ": " +                 \
-                               cudaGetErrorString(levelhist_test_status_));                              \
+#define LEVELHIST_TEST_CUDA(call)                                                        \
+  do {                                                                                   \
+    cudaError_t levelhist_test_status_ = (call);                                         \
+    if (levelhist_test_status_ != cudaSuccess)                                           \
+      throw std::runtime_error(std::string("CUDA error in test code, ") + #call + ": " + \
+                               cudaGetErrorString(levelhist_test_status_));              \
   } while (0)
 
 // Device memory owned by the test.
@@ -120,14 +120,14 @@ class GpuHarness {
              const std::string& context) {
     if (gave_up(s)) return;
     const Problem problem{type, &binning, n};
-    const std::string where = std::string(s.name) + " on " + std::to_string(n) + " " +
-                              std::string(to_string(type)) + " samples, " + binning.describe() +
-                              (accumulate ? ", accumulate" : ", no accumulate") + "; " + context;
+    const std::string where = std::string(s.name) + " on " + std::to_string(n) + " " + std::string(to_string(type)) +
+                              " samples, " + binning.describe() + (accumulate ? ", accumulate" : ", no accumulate") +
+                              "; " + context;
     const std::size_t ws_needed = cuda::workspace_bytes(problem, &s);
     ensure_workspace(ws_needed);
     if (slots_.size() < binning.slots() * sizeof(std::uint64_t)) slots_.resize(binning.slots() * sizeof(std::uint64_t));
-    LEVELHIST_TEST_CUDA(cudaMemcpyAsync(slots_.get(), initial.data(), initial.size_bytes(), cudaMemcpyHostToDevice,
-                                        stream_));
+    LEVELHIST_TEST_CUDA(
+        cudaMemcpyAsync(slots_.get(), initial.data(), initial.size_bytes(), cudaMemcpyHostToDevice, stream_));
     try {
       cuda::histogram(workspace_.get(), workspace_.size(), d_samples, n, type, binning,
                       reinterpret_cast<std::uint64_t*>(slots_.get()), accumulate, stream_, &s);
@@ -135,13 +135,14 @@ class GpuHarness {
     } catch (const Error& e) {
       // A fault in a kernel poisons the context: nothing later can run.
       if (cudaError_t sticky = cudaDeviceSynchronize(); sticky != cudaSuccess)
-        throw std::runtime_error(where + ": " + e.what() + " (the CUDA context is lost: " +
-                                 cudaGetErrorString(sticky) + ")");
+        throw std::runtime_error(where + ": " + e.what() + " (the CUDA context is lost: " + cudaGetErrorString(sticky) +
+                                 ")");
       fail(s, where + ": threw " + e.what());
       return;
     }
     std::vector<std::uint64_t> got(binning.slots());
-    LEVELHIST_TEST_CUDA(cudaMemcpy(got.data(), slots_.get(), got.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+    LEVELHIST_TEST_CUDA(
+        cudaMemcpy(got.data(), slots_.get(), got.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
     if (auto same = slots_equal(expected, got, binning); !same) fail(s, where + ": " + same.message());
     check_workspace(s, binning, ws_needed, where);
   }

@@ -17,7 +17,9 @@
 
 #if !LEVELHIST_HAVE_CUDA
 
-TEST(GpuStrategies, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backend (LEVELHIST_CUDA=OFF or no nvcc)"; }
+TEST(GpuStrategies, NeedACudaBuild) {
+  GTEST_SKIP() << "this build has no CUDA backend (LEVELHIST_CUDA=OFF or no nvcc)";
+}
 
 #else
 
@@ -38,8 +40,8 @@ TEST(GpuStrategies, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA ba
 namespace levelhist::test {
 namespace {
 
-#define LEVELHIST_SKIP_WITHOUT_GPU()                                                       \
-  do {                                                                                     \
+#define LEVELHIST_SKIP_WITHOUT_GPU()                                                           \
+  do {                                                                                         \
     if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << cuda::describe_device(); \
   } while (0)
 
@@ -150,8 +152,7 @@ TEST(GpuStrategies, AgreeWithCpuSerialAroundBoundarySizes) {
     std::vector<NamedBinning> binnings = {primary_binning(type), binning_named(type, "explicit_uneven")};
     binnings.push_back(binning_named(type, is_integer(type) ? "even4096_narrow" : "even4096_wide"));
     for (const NamedBinning& nb : binnings) {
-      const bool large = nb.name == primary_binning(type).name &&
-                         (type == SampleType::u8 || type == SampleType::f32);
+      const bool large = nb.name == primary_binning(type).name && (type == SampleType::u8 || type == SampleType::f32);
       const std::uint64_t limit = large ? kLargeLimit : kSmallLimit;
       const auto runners = supporting(strategies, type, nb.binning, limit);
       // Every strategy is tried at every boundary any of them names.
@@ -181,11 +182,13 @@ TEST(GpuStrategies, AgreeWithCpuSerialAroundBoundarySizes) {
                          /*accumulate=*/true, 1);
         counted = n;
         for (const Strategy* s : runners)
-          harness.check_fresh(*s, type, d, n, nb.binning, reference, case_name(nb, g) + ", prefix of " + std::to_string(n));
+          harness.check_fresh(*s, type, d, n, nb.binning, reference,
+                              case_name(nb, g) + ", prefix of " + std::to_string(n));
       }
     }
   }
-  for (const std::string& s : skipped) std::printf("[ note     ] not probed (above the test's size limit): %s\n", s.c_str());
+  for (const std::string& s : skipped)
+    std::printf("[ note     ] not probed (above the test's size limit): %s\n", s.c_str());
 }
 
 // ---- sample pointers 1..15 bytes past an aligned address --------------------------
@@ -252,9 +255,9 @@ TEST(GpuStrategies, HostPathAddsIntoTheHistogram) {
     std::uint64_t n;
   };
   // 70 MB of bytes crosses the host path's 64 MiB staging chunk (src/cuda/runtime.cu).
-  const HostCase cases[] = {{SampleType::u8, 0},          {SampleType::u8, 4095},    {SampleType::u8, 70000005},
-                            {SampleType::i16, 1},         {SampleType::i16, 300007}, {SampleType::f32, (1u << 20) + 3},
-                            {SampleType::f64, 4097},      {SampleType::u32, 70001}};
+  const HostCase cases[] = {{SampleType::u8, 0},     {SampleType::u8, 4095},    {SampleType::u8, 70000005},
+                            {SampleType::i16, 1},    {SampleType::i16, 300007}, {SampleType::f32, (1u << 20) + 3},
+                            {SampleType::f64, 4097}, {SampleType::u32, 70001}};
   for (const HostCase& c : cases) {
     const NamedBinning nb = primary_binning(c.type);
     const auto runners = supporting(strategies, c.type, nb.binning, c.n);
@@ -273,7 +276,8 @@ TEST(GpuStrategies, HostPathAddsIntoTheHistogram) {
       try {
         const Strategy& ran = fill(h, c.type, unaligned.data(), c.n, options);
         EXPECT_STREQ(ran.name, s->name);
-        EXPECT_TRUE(slots_equal(expected, h.slots(), nb.binning)) << s->name << " through levelhist::fill, " << case_name(nb, g);
+        EXPECT_TRUE(slots_equal(expected, h.slots(), nb.binning))
+            << s->name << " through levelhist::fill, " << case_name(nb, g);
       } catch (const Error& e) {
         ADD_FAILURE() << s->name << " through levelhist::fill threw " << e.what() << "; " << case_name(nb, g);
       }
@@ -300,10 +304,12 @@ TEST(GpuStrategies, CountMoreThan4GiBOfBytes) {
   const auto block = generate(g);
   LEVELHIST_TEST_CUDA(cudaMemcpy(samples.get(), block.data(), kBlock, cudaMemcpyHostToDevice));
   for (std::uint64_t at = kBlock; at < n; at += kBlock)
-    LEVELHIST_TEST_CUDA(cudaMemcpy(samples.get() + at, samples.get(), std::min(kBlock, n - at), cudaMemcpyDeviceToDevice));
+    LEVELHIST_TEST_CUDA(
+        cudaMemcpy(samples.get() + at, samples.get(), std::min(kBlock, n - at), cudaMemcpyDeviceToDevice));
   auto random_expected = reference_slots(SampleType::u8, block.data(), kBlock, bins);
   const auto head = reference_slots(SampleType::u8, block.data(), n % kBlock, bins);
-  for (std::size_t i = 0; i < random_expected.size(); ++i) random_expected[i] = random_expected[i] * (n / kBlock) + head[i];
+  for (std::size_t i = 0; i < random_expected.size(); ++i)
+    random_expected[i] = random_expected[i] * (n / kBlock) + head[i];
 
   // Then every byte the same: all 2^32 + 4097 samples in one bin (the 32-bit
   // per-block and per-thread counters are most at risk here).
@@ -316,8 +322,10 @@ TEST(GpuStrategies, CountMoreThan4GiBOfBytes) {
     const auto& expected = pass == 0 ? random_expected : constant_expected;
     const char* what = pass == 0 ? "random bytes" : "one repeated byte";
     std::vector<std::uint64_t> block_reference(bins.slots(), 0);
-    if (pass == 0) block_reference = reference_slots(SampleType::u8, block.data(), kBlock, bins);
-    else block_reference[kConstant] = kBlock;
+    if (pass == 0)
+      block_reference = reference_slots(SampleType::u8, block.data(), kBlock, bins);
+    else
+      block_reference[kConstant] = kBlock;
     for (const Strategy* s : runners) {
       // Time one block first; strategies that would take long on the whole
       // input (one global atomic per sample on contended data) are left out.
@@ -327,8 +335,9 @@ TEST(GpuStrategies, CountMoreThan4GiBOfBytes) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double projected = seconds * static_cast<double>(n / kBlock);
       if (projected > 8.0) {
-        std::printf("[ note     ] %s: skipped on %llu samples of %s: 64 MiB took %.3f s, the whole would take ~%.0f s\n",
-                    s->name, static_cast<unsigned long long>(n), what, seconds, projected);
+        std::printf(
+            "[ note     ] %s: skipped on %llu samples of %s: 64 MiB took %.3f s, the whole would take ~%.0f s\n",
+            s->name, static_cast<unsigned long long>(n), what, seconds, projected);
         continue;
       }
       harness.check_fresh(*s, SampleType::u8, samples.get(), n, bins, expected,
@@ -380,7 +389,8 @@ TEST(WorkspaceContract, WorkspaceNeverShrinksAsNGrows) {
           const Problem problem{type, &nb.binning, n};
           if (!strategy_accepts(*s, problem)) continue;
           const std::size_t bytes = cuda::workspace_bytes(problem, s);
-          EXPECT_GE(bytes, previous) << s->name << ", " << nb.binning.describe() << ", " << to_string(type) << ", n " << n;
+          EXPECT_GE(bytes, previous) << s->name << ", " << nb.binning.describe() << ", " << to_string(type) << ", n "
+                                     << n;
           previous = bytes;
           ++checked;
         }

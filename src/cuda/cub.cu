@@ -42,13 +42,13 @@
 // instantiated). Its 32-bit counts and temp storage live in the workspace; a
 // fold kernel adds the counts into the 64-bit slots and clears them, and CUB's
 // temp storage is cleared with cudaMemsetAsync (the workspace contract).
-#include <cub/device/device_histogram.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cub/device/device_histogram.cuh>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -155,8 +155,7 @@ __global__ void fold_value_counts_kernel(unsigned int* counts, BinIndexer ix, st
 
 // The other modes: adds CUB's count of bin i into slot i and clears it, and
 // clears the levels this strategy wrote (nullptr when it wrote none).
-__global__ void fold_bin_counts_kernel(unsigned int* counts, std::uint64_t bins, double* levels,
-                                       std::uint64_t* slots) {
+__global__ void fold_bin_counts_kernel(unsigned int* counts, std::uint64_t bins, double* levels, std::uint64_t* slots) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < bins) {
     const unsigned int count = counts[i];
@@ -183,10 +182,14 @@ __global__ void __launch_bounds__(kOutsideThreads)
     const double x = static_cast<double>(load_sample<T, Aligned>(samples, i));
     if (x >= ix.lower && x < ix.upper) continue;  // CUB counted it
     const std::uint64_t slot = ix.slot(x);
-    if (slot == ix.underflow_slot()) ++underflow;
-    else if (slot == ix.overflow_slot()) ++overflow;
-    else if (slot == ix.nan_slot()) ++nan;
-    else ++at_upper;
+    if (slot == ix.underflow_slot())
+      ++underflow;
+    else if (slot == ix.overflow_slot())
+      ++overflow;
+    else if (slot == ix.nan_slot())
+      ++nan;
+    else
+      ++at_upper;
   }
   const unsigned int mine[4] = {at_upper, underflow, overflow, nan};
 #pragma unroll
@@ -230,18 +233,17 @@ cudaError_t histogram_with_cub(CubMode mode, void* temp, std::size_t& temp_bytes
   if (counts_values(mode)) {
     if constexpr (std::is_unsigned_v<T> && sizeof(T) <= 2) {
       constexpr int kValues = 1 << (8 * sizeof(T));
-      return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, samples, counts, kValues + 1, 0, kValues, n,
-                                                 stream);
+      return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, samples, counts, kValues + 1, 0, kValues, n, stream);
     }
   } else if (mode == CubMode::even_integer_levels) {
     if constexpr (std::is_integral_v<T> && sizeof(T) > 1)
       return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, samples, counts, num_levels,
-                                                 static_cast<long long>(b.lower()),
-                                                 static_cast<long long>(b.upper()), n, stream);
+                                                 static_cast<long long>(b.lower()), static_cast<long long>(b.upper()),
+                                                 n, stream);
   } else if (mode == CubMode::even_float_levels) {
     if constexpr (std::is_floating_point_v<T>)
-      return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, samples, counts, num_levels, b.lower(),
-                                                 b.upper(), n, stream);
+      return cub::DeviceHistogram::HistogramEven(temp, temp_bytes, samples, counts, num_levels, b.lower(), b.upper(), n,
+                                                 stream);
   } else if (mode == CubMode::range_levels) {
     if constexpr (sizeof(T) >= 4)
       return cub::DeviceHistogram::HistogramRange(temp, temp_bytes, samples, counts, num_levels, levels, n, stream);
@@ -258,8 +260,10 @@ void dispatch_cub_type(SampleType type, CubMode mode, const void* samples, F&& f
   visit_sample_type(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto with_alignment = [&]<class C>() {
-      if (reinterpret_cast<std::uintptr_t>(samples) % sizeof(C) == 0) f.template operator()<C, true>();
-      else if constexpr (sizeof(C) > 1) f.template operator()<C, false>();
+      if (reinterpret_cast<std::uintptr_t>(samples) % sizeof(C) == 0)
+        f.template operator()<C, true>();
+      else if constexpr (sizeof(C) > 1)
+        f.template operator()<C, false>();
     };
     if constexpr (sizeof(T) <= 2) {
       if (counts_values(mode)) {
@@ -273,8 +277,10 @@ void dispatch_cub_type(SampleType type, CubMode mode, const void* samples, F&& f
 
 template <class C, bool Aligned>
 auto cub_input(const void* samples) {
-  if constexpr (Aligned) return static_cast<const C*>(samples);
-  else return unaligned_samples<C>(samples);
+  if constexpr (Aligned)
+    return static_cast<const C*>(samples);
+  else
+    return unaligned_samples<C>(samples);
 }
 
 // CUB's temp storage for this problem: the larger of the aligned (pointer)
@@ -337,8 +343,8 @@ template <class T, bool Aligned>
 void count_outside_range(const RunArgs& a) {
   auto kernel = count_outside_range_kernel<T, Aligned>;
   const std::uint64_t per_block = std::uint64_t{kOutsideThreads} * kOutsideSamplesPerThread;
-  const std::uint64_t grid = std::min<std::uint64_t>((a.n + per_block - 1) / per_block,
-                                                     static_cast<std::uint64_t>(resident_blocks(kernel, kOutsideThreads)));
+  const std::uint64_t grid = std::min<std::uint64_t>(
+      (a.n + per_block - 1) / per_block, static_cast<std::uint64_t>(resident_blocks(kernel, kOutsideThreads)));
   kernel<<<static_cast<unsigned int>(grid), kOutsideThreads, 0, stream_of(a)>>>(a.samples, a.n, a.indexer, a.slots);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }

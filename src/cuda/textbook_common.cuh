@@ -15,7 +15,8 @@
 // TextbookPolicy names those choices; textbook_histogram_kernel<Policy, T,
 // Aligned> is the one kernel, and each strategy file is a policy plus its
 // names. A policy is a type with `static constexpr TextbookPolicy value`
-// (nvcc 13's kernel stubs cannot spell a class-type template argument). Generalized from the book's 26 letters to levelhist's problems: every
+// (nvcc 13's kernel stubs cannot spell a class-type template argument).
+// Generalized from the book's 26 letters to levelhist's problems: every
 // sample type, any Binning, and the underflow/overflow/NaN slots, with each
 // sample's slot from the shared BinIndexer (bin_index.hpp).
 #pragma once
@@ -129,10 +130,10 @@ struct TextbookKernelArgs {
   const void* samples;
   std::uint64_t n;
   BinIndexer indexer;
-  std::uint64_t* slots;          // binning.slots() 64-bit output counters
-  unsigned int* block_copies;    // Fig. 9.9: gridDim.x copies of num_slots counters (zero on entry)
-  unsigned int num_slots;        // bins + 3 <= kMaxBins + 3 < 2^32
-  bool unit_integer_bins;        // Binning::unit_integer_bins(): enables the integer fast path
+  std::uint64_t* slots;        // binning.slots() 64-bit output counters
+  unsigned int* block_copies;  // Fig. 9.9: gridDim.x copies of num_slots counters (zero on entry)
+  unsigned int num_slots;      // bins + 3 <= kMaxBins + 3 < 2^32
+  bool unit_integer_bins;      // Binning::unit_integer_bins(): enables the integer fast path
 };
 
 // The slot of one sample: indexer.slot(double(x)), with a fast path for integer
@@ -316,11 +317,11 @@ bool supports(const Problem& problem, std::string* why_not) {
     const std::size_t limit = max_shared_bytes_per_block();
     if (needed > limit) {
       if (why_not)
-        *why_not = limit == 0 ? std::string("no CUDA device to size the shared-memory histogram against")
-                              : "a private copy of " + std::to_string(problem.binning->bins()) +
-                                    " bins + 3 32-bit counters needs " + std::to_string(needed) +
-                                    " bytes of shared memory; this device gives a block at most " +
-                                    std::to_string(limit);
+        *why_not = limit == 0
+                       ? std::string("no CUDA device to size the shared-memory histogram against")
+                       : "a private copy of " + std::to_string(problem.binning->bins()) +
+                             " bins + 3 32-bit counters needs " + std::to_string(needed) +
+                             " bytes of shared memory; this device gives a block at most " + std::to_string(limit);
       return false;
     }
   }
@@ -402,15 +403,9 @@ std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
 template <class Policy>
 constexpr Strategy make_strategy(const char* name, const char* summary, const char* source,
                                  int (*auto_rank)(const Problem&)) {
-  return Strategy{name,
-                  Backend::cuda,
-                  summary,
-                  source,
-                  &supports<Policy>,
-                  &workspace_bytes<Policy>,
-                  &run<Policy>,
-                  auto_rank,
-                  &boundary_sizes<Policy>};
+  return Strategy{name,         Backend::cuda,     summary,
+                  source,       &supports<Policy>, &workspace_bytes<Policy>,
+                  &run<Policy>, auto_rank,         &boundary_sizes<Policy>};
 }
 
 inline int never_auto(const Problem&) { return 0; }
