@@ -74,6 +74,10 @@ options:
   --dir DIR        where to create the files (default $TMPDIR or /tmp); deleted at the end
   --runs N         timed runs per method, median reported (default 7; numpy at most 3)
   --format F       table (default), csv or json
+  --page-cache S   how the created files sit in the page cache: read (default): written,
+                   dropped and read back, as a file read from storage is cached (large
+                   folios, where the kernel uses them); written: as the writes left them
+                   (on ext4, small folios: page faults cost several times more)
   -h, --help       this text
 )";
 
@@ -84,6 +88,7 @@ struct CpuBenchOptions {
   std::string dir;
   unsigned runs = 7;
   std::string format = "table";
+  bool drop_written_pages = true;  // --page-cache read (default) or written
   bool help = false;
 };
 
@@ -119,6 +124,11 @@ CpuBenchOptions parse_options(const std::vector<std::string>& args) {
     else if (a == "--dir") o.dir = value();
     else if (a == "--runs") o.runs = static_cast<unsigned>(std::clamp<std::uint64_t>(parse_unsigned(a, value(), false), 1, 1000));
     else if (a == "--format") o.format = value();
+    else if (a == "--page-cache") {
+      const std::string& state = value();
+      if (state != "read" && state != "written") usage("--page-cache takes read or written");
+      o.drop_written_pages = state == "read";
+    }
     else usage("unknown option '" + a + "' (levelhist bench --cpu --help lists them)");
   }
   if (o.format != "table" && o.format != "csv" && o.format != "json") usage("--format takes table, csv or json");
@@ -138,7 +148,7 @@ std::string errno_text() { return std::strerror(errno); }
 // A file this benchmark created; deleted when the benchmark ends, however it ends.
 class ScratchFile {
  public:
-  ScratchFile(const std::string& dir, const std::string& kind, std::uint64_t size, bool random) {
+  ScratchFile(const std::string& dir, const std::string& kind, std::uint64_t size, bool random, bool drop_pages) {
     path_ = dir + "/levelhist-cpu-bench-" + kind + "-" + std::to_string(::getpid()) + ".bin";
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) throw Error(ErrorKind::input, "cannot create " + path_ + ": " + errno_text());
@@ -166,6 +176,12 @@ class ScratchFile {
         written += static_cast<std::size_t>(w);
       }
       done += take;
+    }
+    if (drop_pages) {
+      // Written back, then out of the page cache: the next read brings it in
+      // the way a file read from storage comes in (readahead, large folios).
+      ::fsync(fd);
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     }
     ::close(fd);
   }
@@ -287,12 +303,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) std::uint64_t strea
   return total;
 }
 
-// Runs part(t, begin, end) on `threads` contiguous parts of [0, n) through
-// cpu_parallel's own fork/join.
-template <class Part>
-void split(unsigned threads, std::uint64_t n, const Part& part) {
+// Runs count(thread, begin, end) over the chunks of [0, n) on `threads`
+// threads, with cpu_parallel's fork/join and chunk queue (chunks of 1 MiB to
+// 1 GiB, as cpu_parallel takes bytes).
+template <class Count>
+void split(unsigned threads, std::uint64_t n, const Count& count) {
+  cpu_parallel_detail::ChunkQueue queue(n, cpu_parallel_detail::chunk_size(n, threads, std::uint64_t{1} << 20,
+                                                                             std::uint64_t{1} << 30));
   cpu_parallel_detail::fork_join(threads, [&](unsigned t) {
-    part(t, cpu_parallel_detail::part_begin(n, threads, t), cpu_parallel_detail::part_begin(n, threads, t + 1));
+    for (std::uint64_t begin, end; queue.next(begin, end);) count(t, begin, end);
   });
 }
 
@@ -307,7 +326,7 @@ Counts four_subtables_threaded(const unsigned char* p, std::uint64_t n, unsigned
 
 std::uint64_t stream_threaded(const unsigned char* p, std::uint64_t n, unsigned threads) {
   std::vector<std::uint64_t> sums(threads, 0);
-  split(threads, n, [&](unsigned t, std::uint64_t b, std::uint64_t e) { sums[t] = stream_read(p + b, e - b); });
+  split(threads, n, [&](unsigned t, std::uint64_t b, std::uint64_t e) { sums[t] += stream_read(p + b, e - b); });
   std::uint64_t total = 0;
   for (std::uint64_t s : sums) total += s;
   return total;
@@ -459,6 +478,18 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// /proc/meminfo's FileHugePages in MiB: page-cache memory held in huge folios,
+// which make mapping a file much cheaper (fewer, batched page-table updates).
+std::string file_huge_pages() {
+  std::ifstream info("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (info >> key >> kib >> unit)
+    if (key == "FileHugePages:") return std::to_string(kib >> 10) + " MiB";
+  return "unknown";
+}
+
 std::string fixed(double v, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
@@ -480,10 +511,10 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     std::optional<ScratchFile> created_random;
     std::string random_path = o.file;
     if (random_path.empty()) {
-      created_random.emplace(o.dir, "random", o.size, true);
+      created_random.emplace(o.dir, "random", o.size, true, o.drop_written_pages);
       random_path = created_random->path();
     }
-    const ScratchFile zeros(o.dir, "zeros", file_size(random_path), false);
+    const ScratchFile zeros(o.dir, "zeros", file_size(random_path), false, o.drop_written_pages);
     const std::vector<std::string> paths = {random_path, zeros.path()};
     const std::vector<std::string> labels = {o.file.empty() ? "random" : o.file, "zeros"};
     const std::uint64_t bytes = file_size(random_path);
@@ -516,6 +547,10 @@ int cpu_bench_main(const std::vector<std::string>& args) {
         throw Error(ErrorKind::internal, "numpy.bincount disagrees with cpu_serial on " + path);
     }
 
+    const std::string page_cache = std::string(o.file.empty() && o.drop_written_pages
+                                                   ? "created files read back after writing"
+                                                   : "files as they were cached") +
+                                   ", FileHugePages " + file_huge_pages();
     std::vector<Method> methods = {
         {Kind::levelhist, std::string("levelhist (") + chosen->name + ")", threads, false},
         {Kind::four_subtables, "four sub-tables (zstd HIST_count)", threads, false},
@@ -601,7 +636,8 @@ int cpu_bench_main(const std::vector<std::string>& args) {
                                 cpu_parallel_detail::fastest_byte_counter().name;
     std::ostream& out = std::cout;
     if (o.format == "json") {
-      out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"bytes\": " << bytes << ",\n  \"runs\": " << o.runs
+      out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"page_cache\": " << json_string(page_cache)
+          << ",\n  \"bytes\": " << bytes << ",\n  \"runs\": " << o.runs
           << ",\n  \"files\": [" << json_string(labels[0]) << ", " << json_string(labels[1]) << "],\n  \"methods\": [\n";
       for (std::size_t i = 0; i < methods.size(); ++i) {
         const Method& m = methods[i];
@@ -630,6 +666,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
       return 0;
     }
     out << "levelhist bench --cpu: " << machine << "\n"
+        << "page cache: " << page_cache << "\n"
         << "u8 samples, 256 bins; files of " << bytes << " bytes in the page cache; median of " << o.runs
         << " runs (numpy: " << std::min(o.runs, 3u) << "); GB/s of input bytes\n"
         << "ratio: to four sub-tables timed the same way (end to end from the file, or on a faulted-in mapping)\n\n";

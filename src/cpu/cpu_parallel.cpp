@@ -39,11 +39,14 @@ namespace levelhist::strategies {
 namespace {
 
 using cpu_parallel_detail::fork_join;
-using cpu_parallel_detail::part_begin;
+using cpu_parallel_detail::chunk_size;
+using cpu_parallel_detail::ChunkQueue;
 
 // A worker gets at least this many input bytes: below it, starting a thread
 // costs more than the counting it takes over (docs/BENCHMARKS.md, "## CPU").
 constexpr std::uint64_t kMinBytesPerWorker = std::uint64_t{256} << 10;
+// Workers take the input in chunks of at least this many bytes.
+constexpr std::uint64_t kMinChunkBytes = std::uint64_t{1} << 20;
 // A worker adds its 32-bit private counters into the output at least every
 // this many samples, so no private counter can overflow.
 constexpr std::uint64_t kFlushSamples = std::uint64_t{1} << 26;
@@ -150,23 +153,40 @@ struct Output {
   std::mutex mutex;
 };
 
-// Counts samples [begin, end) of type T into private 32-bit tables and adds
-// them into the output every kFlushSamples samples and at the end.
-template <class T, unsigned Tables, class SlotOf>
-void count_private(const unsigned char* samples, std::uint64_t begin, std::uint64_t end, std::uint64_t slots,
-                   const SlotOf& slot_of, Output& out) {
-  std::vector<std::uint32_t> tables(slots * Tables, 0);
-  for (std::uint64_t chunk = begin; chunk < end;) {
-    const std::uint64_t take = std::min(end - chunk, kFlushSamples);
-    count_samples<T, Tables>(samples + chunk * sizeof(T), take, slot_of, tables.data(), slots);
-    std::lock_guard<std::mutex> lock(out.mutex);
-    for (unsigned k = 0; k < Tables; ++k) {
-      std::uint32_t* table = tables.data() + k * slots;
-      for (std::uint64_t s = 0; s < slots; ++s) out.slots[s] += table[s];
+// The workers' queue of chunks of the n samples: kChunksPerWorker per worker,
+// each at least kMinChunkBytes and at most kFlushSamples samples (so that one
+// chunk cannot overflow a private counter).
+ChunkQueue chunks_of(const RunArgs& a, const Plan& plan) {
+  const std::uint64_t min_chunk = std::min(kFlushSamples, kMinChunkBytes / sample_size(a.type));
+  return ChunkQueue(a.n, chunk_size(a.n, plan.workers, min_chunk, kFlushSamples));
+}
+
+// The workers take chunks from the queue and count each with
+// count(begin, end, counters) into their private 32-bit counters
+// (`counters` of them), which merge(counters) adds into the output, under the
+// output's lock, before more than kFlushSamples samples could have gone into
+// them, and at the end.
+template <class Count, class Merge>
+void count_privately(const Plan& plan, ChunkQueue& queue, std::uint64_t counters, Output& out, const Count& count,
+                     const Merge& merge) {
+  fork_join(plan.workers, [&](unsigned) {
+    std::vector<std::uint32_t> table(counters, 0);
+    std::uint64_t unmerged = 0;
+    auto merge_and_clear = [&] {
+      {
+        std::lock_guard<std::mutex> lock(out.mutex);
+        merge(table.data());
+      }
+      std::fill(table.begin(), table.end(), 0);
+      unmerged = 0;
+    };
+    for (std::uint64_t begin, end; queue.next(begin, end);) {
+      if (unmerged + (end - begin) > kFlushSamples) merge_and_clear();
+      count(begin, end, table.data());
+      unmerged += end - begin;
     }
-    std::fill(tables.begin(), tables.end(), 0);
-    chunk += take;
-  }
+    if (unmerged != 0) merge_and_clear();
+  });
 }
 
 // The slot of every raw value of the 8- or 16-bit type T, computed once.
@@ -188,10 +208,10 @@ void run_raw_bytes(const RunArgs& a, const Plan& plan, Output& out) {
   const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
   const auto count = cpu_parallel_detail::fastest_byte_counter().count;
   const auto* bytes = static_cast<const unsigned char*>(a.samples);
-  fork_join(plan.workers, [&](unsigned w) {
-    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
-    std::uint64_t raw[256] = {};
-    count(bytes + begin, end - begin, raw);
+  ChunkQueue queue = chunks_of(a, plan);
+  fork_join(plan.workers, [&](unsigned) {
+    std::uint64_t raw[256] = {};  // the byte counters count into 64-bit counters
+    for (std::uint64_t begin, end; queue.next(begin, end);) count(bytes + begin, end - begin, raw);
     std::lock_guard<std::mutex> lock(out.mutex);
     for (std::size_t r = 0; r < 256; ++r) out.slots[slot[r]] += raw[r];
   });
@@ -201,27 +221,25 @@ template <class T>
 void run_raw_words(const RunArgs& a, const Plan& plan, Output& out) {
   const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
   const auto* samples = static_cast<const unsigned char*>(a.samples);
-  fork_join(plan.workers, [&](unsigned w) {
-    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
-    // Raw 16-bit values index the table directly: the slot map is applied at
-    // each flush. One table: at 256 KiB, more would leave L2 (and on Zen 5 a
-    // run of one value does not serialize: docs/BENCHMARKS.md).
-    std::vector<std::uint32_t> raw(kRawWordValues, 0);
-    const auto raw_value = [](std::uint16_t x) { return x; };
-    for (std::uint64_t chunk = begin; chunk < end;) {
-      const std::uint64_t take = std::min(end - chunk, kFlushSamples);
-      count_samples<std::uint16_t, 1>(samples + chunk * sizeof(T), take, raw_value, raw.data(), 0);
-      std::lock_guard<std::mutex> lock(out.mutex);
-      for (std::uint64_t r = 0; r < kRawWordValues; ++r) out.slots[slot[r]] += raw[r];
-      std::fill(raw.begin(), raw.end(), 0);
-      chunk += take;
-    }
-  });
+  ChunkQueue queue = chunks_of(a, plan);
+  // Raw 16-bit values index one table of 65536 counters directly; the slot
+  // map is applied when it is merged. One table: at 256 KiB, more would leave
+  // L2 (and on Zen 5 a run of one value does not serialize: docs/BENCHMARKS.md).
+  const auto raw_value = [](std::uint16_t x) { return x; };
+  count_privately(
+      plan, queue, kRawWordValues, out,
+      [&](std::uint64_t begin, std::uint64_t end, std::uint32_t* raw) {
+        count_samples<std::uint16_t, 1>(samples + begin * sizeof(T), end - begin, raw_value, raw, 0);
+      },
+      [&](const std::uint32_t* raw) {
+        for (std::uint64_t r = 0; r < kRawWordValues; ++r) out.slots[slot[r]] += raw[r];
+      });
 }
 
-// unit_offset and per_sample: one slot function per sample.
-template <class T, class SlotOf>
-void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_of, Output& out) {
+// unit_offset and per_sample: one slot function per sample, `Tables`
+// sub-tables per private table.
+template <class T, unsigned Tables, class SlotOf>
+void run_slot_per_sample_in(const RunArgs& a, const Plan& plan, const SlotOf& slot_of, Output& out) {
   const auto* samples = static_cast<const unsigned char*>(a.samples);
   if (plan.workers == 1) {
     // Inline: straight into the 64-bit output, no private table to merge.
@@ -229,13 +247,24 @@ void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_
     return;
   }
   const std::uint64_t slots = a.binning->slots();
-  fork_join(plan.workers, [&](unsigned w) {
-    const std::uint64_t begin = part_begin(a.n, plan.workers, w), end = part_begin(a.n, plan.workers, w + 1);
-    if (plan.sub_tables == kSubTables)
-      count_private<T, kSubTables>(samples, begin, end, slots, slot_of, out);
-    else
-      count_private<T, 1>(samples, begin, end, slots, slot_of, out);
-  });
+  ChunkQueue queue = chunks_of(a, plan);
+  count_privately(
+      plan, queue, slots * Tables, out,
+      [&](std::uint64_t begin, std::uint64_t end, std::uint32_t* tables) {
+        count_samples<T, Tables>(samples + begin * sizeof(T), end - begin, slot_of, tables, slots);
+      },
+      [&](const std::uint32_t* tables) {
+        for (unsigned k = 0; k < Tables; ++k)
+          for (std::uint64_t s = 0; s < slots; ++s) out.slots[s] += tables[k * slots + s];
+      });
+}
+
+template <class T, class SlotOf>
+void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_of, Output& out) {
+  if (plan.sub_tables == kSubTables)
+    run_slot_per_sample_in<T, kSubTables>(a, plan, slot_of, out);
+  else
+    run_slot_per_sample_in<T, 1>(a, plan, slot_of, out);
 }
 
 void run(const RunArgs& a) {

@@ -58,6 +58,11 @@ static_assert((kRoundBytes + kCsaBlockBytes - 1) / kCsaBlockBytes * 8 <= 255);
 constexpr std::size_t kGroupBufferBytes = kRoundBytes + 2 * kCsaBlockBytes;
 // Padding byte for a partial last block: 1 << 255 is 0 in VPSLLVQ, so it counts nothing.
 constexpr unsigned char kPadByte = 0xFF;
+// Run detection: a pair of vectors (128 bytes) of one repeated value is
+// counted with one addition instead of being binned. A check that fails is
+// not repeated for this many pairs, so data without runs pays almost nothing
+// for it (docs/BENCHMARKS.md).
+constexpr unsigned kRunCheckBackoffPairs = 8;
 
 // VPERMB indices that transpose the 8x8 byte matrix of a vector: byte l of
 // qword j goes to byte j of qword l.
@@ -160,6 +165,7 @@ struct ByteCounterState {
   GroupCounter counter[kGroups];
   std::size_t binned[kGroups];  // bytes in each group buffer of the set being binned
   std::size_t ready[kGroups];   // full blocks in each group buffer of the other set
+  unsigned pairs_until_run_check;
 };
 
 // Appends the low six bits of each byte of v (where `valid`) to its group's buffer.
@@ -176,8 +182,29 @@ LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBufferSet& set, std::s
   }
 }
 
+// Bins two vectors, or, if all their 128 bytes are one value, counts them at
+// once (runs of one value: constant data, zero padding, flat image regions).
+LEVELHIST_TARGET_AVX512_BYTES inline void bin_pair(ByteCounterState& s, GroupBufferSet& set,
+                                                   std::size_t (&length)[kGroups], const unsigned char* p,
+                                                   std::uint64_t* counts) {
+  const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + kVectorBytes);
+  if (s.pairs_until_run_check == 0) {
+    const __m512i first = _mm512_set1_epi8(static_cast<char>(p[0]));
+    const __m512i differ = _mm512_ternarylogic_epi64(v0, v1, first, 0x7E);  // (v0 ^ first) | (v1 ^ first)
+    if (_mm512_test_epi8_mask(differ, differ) == 0) {
+      counts[p[0]] += 2 * kVectorBytes;
+      return;
+    }
+    s.pairs_until_run_check = kRunCheckBackoffPairs;
+  } else {
+    --s.pairs_until_run_check;
+  }
+  bin_vector(set, length, v0, ~__mmask64{0});
+  bin_vector(set, length, v1, ~__mmask64{0});
+}
+
 // One round: bins the n <= kRoundBytes bytes at p into set `binning`, and
-// between every two vectors counts one of the blocks ready in the other set.
+// after every pair of vectors counts one of the blocks ready in the other set.
 // Binning is bound by compresses and stores, counting by ternary logic and
 // shifts, so interleaving them keeps more execution units busy than binning a
 // whole round and then counting it (docs/BENCHMARKS.md). Then the blocks just
@@ -194,8 +221,13 @@ LEVELHIST_TARGET_AVX512_BYTES void run_round(ByteCounterState& s, unsigned binni
   while (group < kGroups && s.ready[group] == 0) ++group;
   GroupCounter counter = group < kGroups ? s.counter[group] : GroupCounter{};
   while (vector < vectors || group < kGroups) {
-    for (int twice = 0; twice < 2 && vector < vectors; ++twice, ++vector)
+    if (vector + 2 <= vectors) {
+      bin_pair(s, set, length, p + vector * kVectorBytes, counts);
+      vector += 2;
+    } else if (vector < vectors) {
       bin_vector(set, length, _mm512_loadu_si512(p + vector * kVectorBytes), ~__mmask64{0});
+      ++vector;
+    }
     if (group == kGroups) continue;
     count_block(counter, other[group] + block * kCsaBlockBytes);
     if (++block < s.ready[group]) continue;
