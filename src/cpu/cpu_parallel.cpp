@@ -42,9 +42,6 @@ using cpu_parallel_detail::fork_join;
 using cpu_parallel_detail::chunk_size;
 using cpu_parallel_detail::ChunkQueue;
 
-// A worker gets at least this many input bytes: below it, starting a thread
-// costs more than the counting it takes over (docs/BENCHMARKS.md, "## CPU").
-constexpr std::uint64_t kMinBytesPerWorker = std::uint64_t{256} << 10;
 // Workers take the input in chunks of at least this many bytes.
 constexpr std::uint64_t kMinChunkBytes = std::uint64_t{1} << 20;
 // A worker adds its 32-bit private counters into the output at least every
@@ -106,19 +103,30 @@ unsigned requested_threads(unsigned threads) {
   return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Workers for n samples of `size` bytes: as requested, but each with at least
-// kMinBytesPerWorker bytes, so a small input runs inline on the calling thread.
-unsigned workers_for(std::uint64_t n, std::size_t size, unsigned threads) {
-  const std::uint64_t useful = std::max<std::uint64_t>(1, n * size / kMinBytesPerWorker);
-  return static_cast<unsigned>(std::min<std::uint64_t>(requested_threads(threads), useful));
+// The least input a worker gets, by method: enough for about 50 us of
+// counting at the method's speed on one core, well above what starting and
+// joining a thread costs (about 20 us; docs/BENCHMARKS.md, "## CPU"), so a
+// small input runs inline on the calling thread.
+std::uint64_t min_bytes_per_worker(Method method) {
+  switch (method) {
+    case Method::raw_bytes: return std::uint64_t{512} << 10;  // about 10 GB/s
+    case Method::raw_words:
+    case Method::unit_offset: return std::uint64_t{128} << 10;  // 2 to 4 GB/s
+    case Method::per_sample: break;                            // 0.1 to 1 GB/s
+  }
+  return std::uint64_t{32} << 10;
 }
 
 Plan choose_plan(const RunArgs& a) {
   const std::size_t size = sample_size(a.type);
-  unsigned workers = workers_for(a.n, size, a.threads);
-  std::optional<UnitOffsetBins> unit = is_integer(a.type) ? UnitOffsetBins::of(*a.binning) : std::nullopt;
-  if (size == 1) return {Method::raw_bytes, workers, 1, unit};
-  if (size == 2 && a.n >= kRawWordsMinSamples) return {Method::raw_words, workers, 1, unit};
+  const std::optional<UnitOffsetBins> unit = is_integer(a.type) ? UnitOffsetBins::of(*a.binning) : std::nullopt;
+  const Method method = size == 1                                   ? Method::raw_bytes
+                        : size == 2 && a.n >= kRawWordsMinSamples ? Method::raw_words
+                        : unit                                      ? Method::unit_offset
+                                                                    : Method::per_sample;
+  const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * size / min_bytes_per_worker(method));
+  unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(requested_threads(a.threads), useful));
+  if (method == Method::raw_bytes || method == Method::raw_words) return {method, workers, 1, unit};
   // Private tables of slots() counters: split into sub-tables while small; no
   // more workers than the memory budget allows or than there are samples to
   // fill the tables (else clearing and merging them costs more than counting).
@@ -126,7 +134,7 @@ Plan choose_plan(const RunArgs& a) {
   const unsigned sub_tables = slots <= kSubTableMaxSlots ? kSubTables : 1;
   const std::uint64_t table_bytes = slots * sub_tables * sizeof(std::uint32_t);
   while (workers > 1 && (workers * table_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
-  return {unit ? Method::unit_offset : Method::per_sample, workers, sub_tables, unit};
+  return {method, workers, sub_tables, unit};
 }
 
 template <class T>
@@ -297,15 +305,21 @@ std::size_t no_workspace(const Problem&) { return 0; }
 int rank(const Problem&) { return 10; }  // above cpu_serial (1): `auto` prefers it on the CPU
 
 // Sizes where a run changes behaviour, for the tests to probe at n-1, n, n+1:
-// the byte counter's vector, carry-save block and round; the first size that
-// starts a second worker; the raw-word threshold.
+// the byte counter's vector, carry-save block and round; the raw-word
+// threshold; the first size that starts a second worker.
 std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
   const std::uint64_t size = sample_size(problem.type);
-  std::vector<std::uint64_t> sizes = {2 * kMinBytesPerWorker / size};
-  if (size == 1)
-    sizes.insert(sizes.end(), {cpu_parallel_detail::kAvx512VectorBytes, cpu_parallel_detail::kAvx512BlockBytes,
-                               cpu_parallel_detail::kAvx512RoundBytes});
-  if (size == 2) sizes.push_back(kRawWordsMinSamples);
+  std::vector<std::uint64_t> sizes;
+  Method method = Method::per_sample;
+  if (size == 1) {
+    method = Method::raw_bytes;
+    sizes = {cpu_parallel_detail::kAvx512VectorBytes, cpu_parallel_detail::kAvx512BlockBytes,
+             cpu_parallel_detail::kAvx512RoundBytes};
+  } else if (size == 2) {
+    method = Method::raw_words;
+    sizes = {kRawWordsMinSamples};
+  }
+  sizes.push_back(2 * min_bytes_per_worker(method) / size);
   return sizes;
 }
 
