@@ -58,7 +58,10 @@ struct Problem {
 //  * indexer: the binning as a kernel-ready view; for CUDA strategies its
 //    edge array is already in device memory.
 //  * workspace: workspace_bytes(problem) bytes in the same memory space, 256-byte
-//    aligned, contents undefined on entry.
+//    aligned. CPU: contents undefined on entry. CUDA: zero on entry, and the
+//    strategy must leave it zero on return, so one cached workspace serves every
+//    strategy and no call needs a clearing launch (docs/ARCHITECTURE.md).
+//  * n: CUDA strategies see at most 2^31 samples per call (the dispatcher splits).
 struct RunArgs {
   const void* samples;
   std::uint64_t n;
