@@ -61,7 +61,9 @@ TEST(BinningEven, AcceptsValidAxes) {
   EXPECT_EQ(Binning::even(kMaxBins, 0.0, 1.0).slots(), kMaxBins + 3);
   EXPECT_NO_THROW(Binning::even(3, -1e9, 1e9));
   EXPECT_NO_THROW(Binning::even(2, -kMax / 2, kMax / 2));  // wide, but the width is finite
-  EXPECT_NO_THROW(Binning::even(2, 0.0, std::numeric_limits<double>::denorm_min()));  // tiny
+  EXPECT_NO_THROW(Binning::even(1000, 1e-40, 1e-35));  // tiny, but bins / width is a double
+  EXPECT_NO_THROW(Binning::even(kMaxBins, 0.0, 1e-290));
+  EXPECT_NO_THROW(Binning::even(1, 0.0, 1e-300));
   EXPECT_NO_THROW(Binning::even(5, -3.25, -3.0));
 }
 
@@ -85,6 +87,17 @@ TEST(BinningEven, RejectsBadRanges) {
   // finite bounds whose difference overflows double
   EXPECT_TRUE(throws_error([] { Binning::even(10, -kMax, kMax); }, ErrorKind::input));
   EXPECT_TRUE(throws_error([] { Binning::even(10, -1e308, 1e308); }, ErrorKind::input));
+}
+
+// A range so narrow that bins / (upper - lower) overflows double: BinIndexer's
+// first guess would be infinite, and slot() would walk down from the last bin
+// one bin at a time (half a second per sample for 2^28 bins over [0, 1e-300)).
+TEST(BinningEven, RejectsRangesTooNarrowForTheBinCount) {
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  EXPECT_TRUE(throws_error([] { Binning::even(kMaxBins, 0.0, 1e-300); }, ErrorKind::input, "narrow"));
+  EXPECT_TRUE(throws_error([&] { Binning::even(2, 0.0, tiny); }, ErrorKind::input, "narrow"));
+  EXPECT_TRUE(throws_error([&] { Binning::even(1, 0.0, tiny); }, ErrorKind::input, "narrow"));
+  EXPECT_TRUE(throws_error([&] { Binning::even(256, -tiny, tiny); }, ErrorKind::input, "narrow"));
 }
 
 // ---------------------------------------------------------------------------

@@ -35,6 +35,11 @@ Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_
   if (!std::isfinite(upper - lower))
     throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) +
                                       ") is too wide for double arithmetic");
+  // BinIndexer's first guess multiplies by bins / (upper - lower): if that
+  // overflows, every guess is the last bin and slot() walks down bin by bin.
+  if (!std::isfinite(static_cast<double>(bins) / (upper - lower)))
+    throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) + ") is too narrow for " +
+                                      std::to_string(bins) + " bins in double arithmetic");
   Binning b;
   b.kind_ = BinKind::even;
   b.bins_ = bins;
