@@ -102,7 +102,11 @@ bool Binning::unit_integer_bins() const {
 }
 
 std::string Binning::describe() const {
-  std::string range = "[" + number(lower_) + ", " + number(upper_) + (last_bin_inclusive_ ? "]" : ")");
+  std::string range = "[";  // appended piecewise: GCC 12 warns (-Wrestrict) about "[" + std::string
+  range += number(lower_);
+  range += ", ";
+  range += number(upper_);
+  range += last_bin_inclusive_ ? "]" : ")";
   if (kind_ == BinKind::edges) return std::to_string(bins_) + " bins by explicit edges over " + range;
   return std::to_string(bins_) + " even bins over " + range;
 }
