@@ -51,7 +51,8 @@ class Binning {
   // Edge i, 0 <= i <= bins(), exactly as the bin-index function sees it.
   double edge(std::uint64_t i) const;
   // True when every bin holds exactly one integer value (per_value, or even
-  // bins of width 1 on integer bounds): kernels may use x - lower as the index.
+  // bins of width 1 on integer bounds): for INTEGER samples, kernels may use
+  // x - lower as the index (for floats x - lower rounds: use BinIndexer::slot).
   bool unit_integer_bins() const;
 
   // Counter slots: bins() regular bins, then underflow, overflow and NaN.
