@@ -16,18 +16,48 @@ constexpr std::size_t kSubTables = 4;
 // Each table sees at most this many bytes between flushes into the 64-bit
 // counts, so its 32-bit counters cannot overflow.
 constexpr std::uint64_t kFlushBytes = std::uint64_t{1} << 30;
+// Run detection, as in the AVX-512 counter: a 64-byte block of one value is
+// counted with one addition; a check that fails is not repeated for this many
+// blocks, so data without runs pays almost nothing for it.
+constexpr std::size_t kBlockBytes = 64;
+constexpr unsigned kRunCheckBackoffBlocks = 8;
+
+std::uint64_t load_word(const unsigned char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);  // any alignment
+  return word;
+}
+
+// True when all 64 bytes at p equal p[0].
+bool one_value(const unsigned char* p) {
+  const std::uint64_t pattern = p[0] * 0x0101010101010101ull;
+  std::uint64_t differ = 0;
+  for (std::size_t w = 0; w < kBlockBytes; w += 8) differ |= load_word(p + w) ^ pattern;
+  return differ == 0;
+}
 
 }  // namespace
 
 void count_bytes_scalar(const unsigned char* bytes, std::uint64_t n, std::uint64_t* counts) {
   std::uint32_t tables[kSubTables][256] = {};
+  unsigned blocks_until_run_check = 0;
   while (n > 0) {
     const std::uint64_t take = std::min(n, kFlushBytes);
     std::uint64_t i = 0;
-    for (; i + 8 <= take; i += 8) {
-      std::uint64_t eight;
-      std::memcpy(&eight, bytes + i, sizeof eight);  // any alignment
-      for (std::size_t k = 0; k < 8; ++k) ++tables[k % kSubTables][(eight >> (8 * k)) & 0xFF];
+    for (; i + kBlockBytes <= take; i += kBlockBytes) {
+      if (blocks_until_run_check == 0) {
+        if (one_value(bytes + i)) {
+          tables[0][bytes[i]] += kBlockBytes;
+          continue;
+        }
+        blocks_until_run_check = kRunCheckBackoffBlocks;
+      } else {
+        --blocks_until_run_check;
+      }
+      for (std::size_t w = 0; w < kBlockBytes; w += 8) {
+        const std::uint64_t word = load_word(bytes + i + w);
+        for (std::size_t k = 0; k < 8; ++k) ++tables[k % kSubTables][(word >> (8 * k)) & 0xFF];
+      }
     }
     for (; i < take; ++i) ++tables[0][bytes[i]];
     for (auto& table : tables)
