@@ -8,11 +8,13 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "levelhist/binning.hpp"
 #include "levelhist/histogram.hpp"
 #include "levelhist/strategy.hpp"
+#include "levelhist/weighted_histogram.hpp"
 
 namespace levelhist::cuda {
 
@@ -32,6 +34,38 @@ void histogram(void* d_workspace, std::size_t workspace_bytes, const void* d_sam
 // into hist. Synchronous.
 void fill_from_host(Histogram& hist, SampleType type, const void* samples, std::uint64_t n,
                     const Strategy& strategy);
+
+// ---- interleaved pixels ------------------------------------------------------
+// Workspace for histogram_pixels on this layout (width > 0) and binning.
+std::size_t workspace_bytes_pixels(SampleType type, const PixelLayout& layout, const Binning& binning,
+                                   const Strategy* strategy = nullptr);
+// One histogram per active channel of the region of interest at device pointer
+// d_pixels (its first sample, any alignment; rows layout.row_pitch bytes apart,
+// 0 = packed) into d_slots: popcount(layout.active) x binning.slots() 64-bit
+// counters, channel by channel in ascending order. Clears them first unless
+// `accumulate`. Layout errors as levelhist::histogram_pixels; inputs of more
+// than 2^31 samples are split by rows (or whole pixels), never inside a pixel.
+void histogram_pixels(void* d_workspace, std::size_t workspace_bytes, const void* d_pixels, SampleType type,
+                      const PixelLayout& layout, const Binning& binning, std::uint64_t* d_slots, bool accumulate,
+                      void* stream = nullptr, const Strategy* strategy = nullptr);
+
+// ---- weighted ----------------------------------------------------------------
+// Workspace for histogram_weighted on n samples.
+std::size_t workspace_bytes_weighted(SampleType type, std::uint64_t n, SampleType weight_type, const Binning& binning,
+                                     const Strategy* strategy = nullptr);
+// Sums the weights at d_weights (one of weight_type, f32 or f64, per sample)
+// of the n samples at d_samples per slot into d_sums (binning.slots() doubles
+// in device memory); clears them first unless `accumulate`.
+void histogram_weighted(void* d_workspace, std::size_t workspace_bytes, const void* d_samples, std::uint64_t n,
+                        SampleType type, const void* d_weights, SampleType weight_type, const Binning& binning,
+                        double* d_sums, bool accumulate, void* stream = nullptr, const Strategy* strategy = nullptr);
+
+// Host-memory pixels and weights, staged through pinned buffers as
+// fill_from_host; add into the histograms. Synchronous.
+void fill_pixels_from_host(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
+                           const Strategy& strategy);
+void fill_weighted_from_host(WeightedHistogram& hist, SampleType type, const void* samples, std::uint64_t n,
+                             const void* weights, SampleType weight_type, const Strategy& strategy);
 
 // Number of CUDA devices usable now (0 when there is no GPU or driver).
 int device_count();

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "levelhist/binning.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/histogram.hpp"
 #include "levelhist/sample_type.hpp"
 #include "levelhist/strategy.hpp"
+#include "levelhist/weighted_histogram.hpp"
 
 namespace levelhist {
 
@@ -46,6 +48,32 @@ template <class T>
 Histogram histogram(std::span<const T> samples, const Options& options = {}) {
   return histogram(samples, Binning::default_for(sample_type_of<T>()), options);
 }
+
+// ---- interleaved pixels (images, regions of interest) ----------------------
+// One histogram per active channel of an image (layout.active, ascending
+// channel order), all with `binning`. `pixels` (host memory, any alignment)
+// points at the first sample of the region of interest: layout.width pixels of
+// layout.channels interleaved samples per row, layout.height rows,
+// layout.row_pitch bytes from one row's start to the next in the larger image
+// (0: packed rows). Throws Error(usage) for a bad layout: channels outside
+// 1..4, no active channel or one >= channels, width 0, a pitch below
+// width * channels * sample size.
+std::vector<Histogram> histogram_pixels(SampleType type, const void* pixels, const PixelLayout& layout,
+                                        const Binning& binning, const Options& options = {});
+// Adds the pixels into `hists` (one per active channel, all of one binning;
+// their counts are kept). Returns the strategy that ran.
+const Strategy& fill_pixels(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
+                            const Options& options = {});
+
+// ---- weighted histograms ---------------------------------------------------
+// Sums of the weights (one per sample, f32 or f64, host memory, any
+// alignment) per slot, in double precision (weighted_histogram.hpp). Throws
+// Error(usage) for a weight type other than f32 or f64.
+WeightedHistogram histogram_weighted(SampleType type, const void* samples, std::uint64_t n, SampleType weight_type,
+                                     const void* weights, const Binning& binning, const Options& options = {});
+// Adds into `hist` (its sums are kept). Returns the strategy that ran.
+const Strategy& fill_weighted(WeightedHistogram& hist, SampleType type, const void* samples, std::uint64_t n,
+                              SampleType weight_type, const void* weights, const Options& options = {});
 
 // The backend `options` resolve to for a problem, and the strategy that runs.
 const Strategy& resolve_strategy(const Problem& problem, const Options& options);

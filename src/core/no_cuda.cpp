@@ -24,6 +24,25 @@ void histogram(void*, std::size_t, const void*, std::uint64_t, SampleType, const
   no_cuda();
 }
 void fill_from_host(Histogram&, SampleType, const void*, std::uint64_t, const Strategy&) { no_cuda(); }
+std::size_t workspace_bytes_pixels(SampleType, const PixelLayout&, const Binning&, const Strategy*) { no_cuda(); }
+void histogram_pixels(void*, std::size_t, const void*, SampleType, const PixelLayout&, const Binning&, std::uint64_t*,
+                      bool, void*, const Strategy*) {
+  no_cuda();
+}
+std::size_t workspace_bytes_weighted(SampleType, std::uint64_t, SampleType, const Binning&, const Strategy*) {
+  no_cuda();
+}
+void histogram_weighted(void*, std::size_t, const void*, std::uint64_t, SampleType, const void*, SampleType,
+                        const Binning&, double*, bool, void*, const Strategy*) {
+  no_cuda();
+}
+void fill_pixels_from_host(std::span<Histogram>, SampleType, const void*, const PixelLayout&, const Strategy&) {
+  no_cuda();
+}
+void fill_weighted_from_host(WeightedHistogram&, SampleType, const void*, std::uint64_t, const void*, SampleType,
+                             const Strategy&) {
+  no_cuda();
+}
 int device_count() { return 0; }
 std::string describe_device() { return "no CUDA backend in this build"; }
 

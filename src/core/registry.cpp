@@ -30,6 +30,13 @@ constexpr std::array kRegistry = {
     &strategies::gpu_thread_nugteren,
     // CUDA, levelhist's own kernels
     &strategies::gpu_lane_columns,
+    &strategies::gpu_pixel_lane_columns,
+    &strategies::gpu_shared_swizzle,
+    &strategies::gpu_shared_lanes,
+    &strategies::gpu_split_bins,
+    &strategies::gpu_bucket_sort,
+    &strategies::gpu_weighted_shared,
+    &strategies::gpu_weighted_shared_x4,
     // CUDA, external baseline
     &strategies::cub,
 #endif

@@ -26,6 +26,13 @@ extern const Strategy gpu_warp_podlozhnyuk;
 extern const Strategy gpu_thread_nugteren;
 // levelhist's own kernels
 extern const Strategy gpu_lane_columns;
+extern const Strategy gpu_pixel_lane_columns;
+extern const Strategy gpu_shared_swizzle;
+extern const Strategy gpu_shared_lanes;
+extern const Strategy gpu_split_bins;
+extern const Strategy gpu_bucket_sort;
+extern const Strategy gpu_weighted_shared;
+extern const Strategy gpu_weighted_shared_x4;
 // external baseline
 extern const Strategy cub;
 #endif

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/cuda_common.cuh"
+#include "cuda/runtime_shared.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 
@@ -250,5 +251,13 @@ void fill_from_host(Histogram& hist, SampleType type, const void* samples, std::
   for (std::size_t i = 0; i < result.size(); ++i) out[i] += result[i];
 }
 
+namespace dispatch {
+
+// For runtime_general.cu (runtime_shared.hpp): the same helpers, not copies.
+std::size_t edges_bytes(const Binning& binning) { return cuda::edges_bytes(binning); }
+const Strategy& pick(const Problem& problem, const Strategy* strategy) { return cuda::pick(problem, strategy); }
+void copy_to_staging(unsigned char* dst, const unsigned char* src, std::size_t bytes) { parallel_copy(dst, src, bytes); }
+
+}  // namespace dispatch
 }  // namespace cuda
 }  // namespace levelhist

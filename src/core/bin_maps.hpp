@@ -1,0 +1,374 @@
+// Fast sample -> slot maps that are exactly BinIndexer::slot() (bin_index.hpp),
+// for the GPU kernels of issue 5 (docs/PERFORMANCE-general.md, section 3).
+// Host and device code: the unit tests run every map on the CPU against
+// slot() (exhaustively for 16-bit samples, on edges +-2 ulps, specials and
+// random probes for floats), and the kernels run the very same functions.
+//
+//   IntShiftMap  integer samples, even bins of width 2^k on integer bounds:
+//                a subtraction, a compare and a shift.
+//   even_slot    even bins, any sample type. Samples that are exactly floats
+//                (8/16-bit integers, f32) first try a float guess whose error
+//                is bounded on the host (margin path); a guess near an edge,
+//                or any sample of a wider type, takes the exact double path
+//                (guess from one multiply, both neighbouring edges checked,
+//                numpy.linspace's edge arithmetic); a guess off by one there
+//                takes slot() itself.
+//   cells_slot   explicit edges, samples that are exactly floats: a table of
+//                cells over the range, built on the host with the very same
+//                float arithmetic as the lookup, so it is exact by
+//                construction; a cell holding more than one edge falls back to
+//                a binary search over float thresholds.
+// Everything else (explicit edges of u32/i32/f64 samples, tables too large)
+// uses slot() directly.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "levelhist/bin_index.hpp"
+#include "levelhist/binning.hpp"
+#include "levelhist/sample_type.hpp"
+
+#if defined(__CUDACC__)
+#define LEVELHIST_NOINLINE __noinline__
+#else
+#define LEVELHIST_NOINLINE __attribute__((noinline))
+#endif
+
+namespace levelhist::binmap {
+
+// ---- arithmetic that is the same on both sides ------------------------------
+// Round-to-nearest float operations, never contracted into FMA (the host build
+// has -ffp-contract=off; on the device the intrinsics forbid it).
+LEVELHIST_HD inline float f_sub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+LEVELHIST_HD inline float f_mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+LEVELHIST_HD inline std::uint32_t f_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+LEVELHIST_HD inline float f_from_bits(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+// 2^23 + floor(t) for 0 <= t < 2^23: one add rounded toward zero instead of a
+// float-to-int conversion (conversions issue at 16/clk/SM, adds at 128).
+LEVELHIST_HD inline float f_floor_magic(float t) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rz(t, 8388608.f);
+#else
+  return std::floor(t) + 8388608.f;
+#endif
+}
+
+// Whether every value of T is exactly a float (so float comparisons decide its bin).
+template <class T>
+constexpr bool exact_in_float = sizeof(T) <= 2 || std::is_same_v<T, float>;
+
+// The rare path of every map: THE binning function itself, kept out of line
+// so the fast paths stay small.
+LEVELHIST_HD LEVELHIST_NOINLINE inline std::uint32_t slow_slot(double x, BinIndexer ix) {
+  return static_cast<std::uint32_t>(ix.slot(x));
+}
+
+// The smallest float >= d (host).
+inline float ceil_f(double d) {
+  if (d > static_cast<double>(std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+  if (d < -static_cast<double>(std::numeric_limits<float>::max())) return -std::numeric_limits<float>::max();
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) < d) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+// Range tests in float are exact for samples that are floats: x >= lower <=>
+// x >= ceil_f(lower), x < upper <=> x < ceil_f(upper); NaN fails both.
+struct FloatRange {
+  float lo;        // ceil_f(lower)
+  float hi;        // ceil_f(upper)
+  float up;        // float(upper), with incl_eq: the one sample equal to upper
+  bool incl_eq;    // numpy's rule and upper is a float: x == upper counts in bins - 1
+  std::uint32_t bins;
+  LEVELHIST_HD bool inside(float x) const { return x >= lo && x < hi; }
+  // The slot of a sample that is not inside().
+  LEVELHIST_HD std::uint32_t outside(float x) const {
+    if (x != x) return bins + 2;
+    if (x < lo) return bins;
+    if (incl_eq && x == up) return bins - 1;
+    return bins + 1;
+  }
+};
+inline FloatRange make_float_range(const Binning& b) {
+  FloatRange r;
+  r.lo = ceil_f(b.lower());
+  r.hi = ceil_f(b.upper());
+  r.up = static_cast<float>(b.upper());
+  r.incl_eq = b.last_bin_inclusive() && static_cast<double>(r.up) == b.upper();
+  r.bins = static_cast<std::uint32_t>(b.bins());
+  return r;
+}
+
+// ---- integer samples, even bins of width 2^k on integer bounds ----------------
+// Edges lower + i * 2^k are exact doubles, so for an integer x slot(x) is
+// floor((x - lower) / 2^k) inside [lower, upper). Narrow (32-bit arithmetic)
+// serves 8/16-bit samples when |lower| <= 2^30 and the span fits; Wide 64-bit.
+template <bool Wide>
+struct IntShiftMap {
+  using Int = std::conditional_t<Wide, std::int64_t, std::int32_t>;
+  using UInt = std::make_unsigned_t<Int>;
+  Int lower;
+  UInt last;  // in range: 0 <= x - lower <= last (span - 1; span with numpy's rule)
+  std::uint32_t shift;
+  std::uint32_t bins;
+  LEVELHIST_HD std::uint32_t operator()(Int x) const {
+    const Int d = x - lower;
+    if (d < 0) return bins;
+    if (static_cast<UInt>(d) > last) return bins + 1;
+    const UInt b = static_cast<UInt>(d) >> shift;
+    return b < bins ? static_cast<std::uint32_t>(b) : bins - 1;  // numpy's x == upper
+  }
+};
+
+// The shift k when `b`'s bins are [lower + i 2^k, lower + (i+1) 2^k) with exact
+// integer edges, else -1.
+inline int int_shift_of(const Binning& b) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (b.kind() != BinKind::even) return -1;
+  const double lo = b.lower(), hi = b.upper();
+  if (std::floor(lo) != lo || std::fabs(lo) > kExact || std::fabs(hi) > kExact || hi - lo > kExact) return -1;
+  const double step = (hi - lo) / static_cast<double>(b.bins());
+  int e = 0;
+  if (std::frexp(step, &e) != 0.5 || e < 1 || e > 63) return -1;  // step = 2^(e-1) >= 1
+  if (step * static_cast<double>(b.bins()) != hi - lo) return -1;
+  return e - 1;
+}
+
+// Whether IntShiftMap serves samples of `type` on `b` (integer samples; for the
+// narrow map of 8/16-bit samples also the 32-bit bounds).
+inline bool int_shift_applies(SampleType type, const Binning& b) {
+  if (!is_integer(type) || int_shift_of(b) < 0) return false;
+  if (sample_size(type) == 4) return true;
+  const double span = b.upper() - b.lower();
+  return std::fabs(b.lower()) <= 1073741824.0 && span <= 2147483647.0;
+}
+
+template <bool Wide>
+IntShiftMap<Wide> make_int_shift(const Binning& b) {
+  using M = IntShiftMap<Wide>;
+  M m{};
+  const double span = b.upper() - b.lower();
+  m.lower = static_cast<typename M::Int>(b.lower());
+  m.last = static_cast<typename M::UInt>(b.last_bin_inclusive() ? span : span - 1);
+  m.shift = static_cast<std::uint32_t>(int_shift_of(b));
+  m.bins = static_cast<std::uint32_t>(b.bins());
+  return m;
+}
+
+// ---- even bins, any sample type -------------------------------------------------
+struct EvenParams {
+  BinIndexer ix;  // even binning: no edge pointer
+  FloatRange range;
+  // The float guess t = fl(fl(x - flo) * fsc) is within `delta` bins of the
+  // exact coordinate, edge rounding included (docs/PERFORMANCE-general.md): a
+  // fractional part in [delta, 1 - delta] proves floor(t) is the bin.
+  bool margin;
+  float flo, fsc, delta, one_minus_delta;
+};
+
+inline EvenParams make_even_params(const Binning& b) {
+  EvenParams p{};
+  p.ix = make_indexer(b);
+  p.range = make_float_range(b);
+  const double bins = static_cast<double>(b.bins());
+  const double lower = b.lower(), upper = b.upper();
+  const double W = (upper - lower) / bins;
+  p.flo = static_cast<float>(lower);
+  p.fsc = static_cast<float>(p.ix.scale);
+  const double flo_err = std::fabs(static_cast<double>(p.flo) - lower);
+  // |t - u| <= 3.0001 * 2^-24 * bins + 1.0001 * |flo - lower| / W (three float
+  // roundings and flo's offset); the double edges deviate from lower + i W by
+  // at most 3.02 * 2^-53 * bins + 1.02 * 2^-53 * max|bound| / W bins.
+  const double delta = 3.0001 * 0x1p-24 * bins + 1.0001 * flo_err / W + 3.02 * 0x1p-53 * bins +
+                       1.02 * 0x1p-53 * std::max(std::fabs(lower), std::fabs(upper)) / W + 0x1p-40;
+  float df = static_cast<float>(delta);
+  if (static_cast<double>(df) < delta) df = std::nextafter(df, std::numeric_limits<float>::infinity());
+  p.delta = df;
+  p.one_minus_delta = std::nextafter(static_cast<float>(1.0 - static_cast<double>(df)), 0.0f);
+  p.margin = delta < 0.25 && b.bins() <= (std::uint64_t{1} << 22) && std::isnormal(p.fsc) && std::isfinite(p.flo) &&
+             std::fabs(lower) < 1e37 && std::fabs(upper) < 1e37;
+  return p;
+}
+
+// The exact double path for a sample inside [lower, upper): guess, check both
+// neighbouring edges (numpy.linspace's arithmetic, even_edge()), else slot().
+LEVELHIST_HD inline std::uint32_t even_slot_double(double x, const BinIndexer& ix) {
+#if defined(__CUDA_ARCH__)
+  const double t = __dmul_rn(__dsub_rn(x, ix.lower), ix.scale);
+#else
+  const double t = (x - ix.lower) * ix.scale;
+#endif
+  const std::uint32_t last = static_cast<std::uint32_t>(ix.bins - 1);
+  std::uint32_t b = t < static_cast<double>(last) ? static_cast<std::uint32_t>(t) : last;
+  bool ok = x >= ix.even_edge(b);
+  if (b < last) ok = ok && x < ix.even_edge(b + 1);
+  return ok ? b : slow_slot(x, ix);
+}
+// The same, out of line: the float margin's rare path, so the fast loop stays small.
+LEVELHIST_HD LEVELHIST_NOINLINE inline std::uint32_t even_slot_double_call(double x, BinIndexer ix) {
+  return even_slot_double(x, ix);
+}
+
+template <class T>
+LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p) {
+  if constexpr (exact_in_float<T>) {
+    const float xf = static_cast<float>(x);
+    if (!p.range.inside(xf)) return p.range.outside(xf);
+    if (p.margin) {
+      const float t = f_mul(f_sub(xf, p.flo), p.fsc);
+      const float tm = f_floor_magic(t);
+      const std::uint32_t g = f_bits(tm) - 0x4B000000u;  // floor(t)
+      const float fr = f_sub(t, f_sub(tm, 8388608.f));  // t - floor(t), exact
+      if (fr >= p.delta && fr <= p.one_minus_delta && g < p.range.bins) return g;
+    }
+    return even_slot_double_call(static_cast<double>(x), p.ix);
+  } else {
+    const double xd = static_cast<double>(x);
+    if (!(xd >= p.ix.lower && xd < p.ix.upper)) {
+      if (xd != xd) return p.range.bins + 2;
+      if (xd < p.ix.lower) return p.range.bins;
+      return (p.ix.last_bin_inclusive && xd == p.ix.upper) ? p.range.bins - 1 : p.range.bins + 1;
+    }
+    return even_slot_double(xd, p.ix);
+  }
+}
+
+// ---- explicit edges, samples that are floats: the cell table -------------------
+struct alignas(8) CellEntry {
+  std::uint32_t base;       // bin of the cell's first float, or kSearch
+  std::uint32_t threshold;  // bits of the one edge threshold inside the cell (+inf if none)
+};
+inline constexpr std::uint32_t kSearch = 0xFFFFFFFFu;
+
+struct CellParams {
+  FloatRange range;
+  std::uint32_t half;   // binary search over thresholds[0 .. 2 * half): half a power of two >= bins
+  std::uint32_t cells;  // table entries
+  float csc;            // cells / (hi - lo)
+  float cmax;           // cells - 0.5
+};
+
+LEVELHIST_HD inline std::uint32_t cell_of(float x, float lo, float csc, float cmax) {
+  float t = f_mul(f_sub(x, lo), csc);
+  t = ::fminf(::fmaxf(t, 0.f), cmax);
+  return f_bits(f_floor_magic(t)) - 0x4B000000u;
+}
+
+// The last threshold <= x (thresholds[0] <= x assumed; +inf padding beyond bins).
+LEVELHIST_HD inline std::uint32_t search_thresholds(float x, const float* thresholds, std::uint32_t half) {
+  std::uint32_t pos = 0;
+  for (std::uint32_t s = half; s; s >>= 1)
+    if (thresholds[pos + s] <= x) pos += s;
+  return pos;
+}
+
+LEVELHIST_HD inline std::uint32_t cells_slot(float x, const CellParams& p, const CellEntry* table,
+                                             const float* thresholds) {
+  if (!p.range.inside(x)) return p.range.outside(x);
+  const CellEntry e = table[cell_of(x, p.range.lo, p.csc, p.cmax)];
+  if (e.base == kSearch) return search_thresholds(x, thresholds, p.half);
+  return e.base + (x >= f_from_bits(e.threshold) ? 1u : 0u);
+}
+
+// The host side of a cell table: parameters, entries and thresholds.
+struct CellTable {
+  CellParams params{};
+  std::vector<CellEntry> entries;
+  std::vector<float> thresholds;  // 2 * half floats (at least 2), +inf padded
+  std::uint32_t searched = 0;     // cells that need the binary search
+};
+
+// The largest table build_cell_table makes (8 bytes per cell).
+inline constexpr std::uint32_t kMaxCells = 8192;
+
+// A table for explicit edges `b`, with at least 2 cells per bin (64 at least)
+// and more until no cell holds two thresholds or kMaxCells is reached.
+inline CellTable build_cell_table(const Binning& b) {
+  CellTable t;
+  CellParams& p = t.params;
+  p.range = make_float_range(b);
+  const std::uint32_t bins = p.range.bins;
+  std::vector<float> thr(bins + 1);
+  for (std::uint32_t i = 0; i <= bins; ++i) thr[i] = ceil_f(b.edge(i));
+  std::uint32_t P = 1;
+  while (P < bins) P *= 2;
+  p.half = P / 2;
+  t.thresholds.assign(std::max<std::uint32_t>(P, 2), std::numeric_limits<float>::infinity());
+  for (std::uint32_t i = 0; i < bins; ++i) t.thresholds[i] = thr[i];
+  const float lo = p.range.lo, hi = p.range.hi;
+  const float inf_bits_as = std::numeric_limits<float>::infinity();
+  std::uint32_t cells = 64;
+  while (cells < 2 * bins && cells < kMaxCells) cells *= 2;
+  for (;; cells *= 2) {
+    p.cells = cells;
+    // csc so that the cell of the largest in-range float stays below `cells`: clamped anyway.
+    p.csc = static_cast<float>(static_cast<double>(cells) / (static_cast<double>(hi) - static_cast<double>(lo)));
+    if (!std::isfinite(p.csc) || !(p.csc > 0)) p.csc = 0.0f;  // degenerate range: one cell, all searched
+    p.cmax = static_cast<float>(cells) - 0.5f;
+    // For each cell: the bin of its first in-range float and the thresholds inside it.
+    std::vector<int> diff(cells + 1, 0);
+    std::vector<std::vector<float>> inside(cells);
+    for (std::uint32_t i = 1; i < bins; ++i) {
+      const float e = thr[i];
+      if (!(e < hi)) continue;  // no in-range float reaches it
+      if (e <= lo) {            // every in-range float is at or above it
+        diff[0]++;
+        continue;
+      }
+      const float before = std::nextafter(e, -std::numeric_limits<float>::infinity());
+      const std::uint32_t cb = cell_of(before, lo, p.csc, p.cmax), ce = cell_of(e, lo, p.csc, p.cmax);
+      diff[cb + 1]++;  // floats in later cells are all >= e (cell_of is monotone)
+      if (cb == ce) inside[ce].push_back(e);
+    }
+    t.entries.assign(cells, CellEntry{});
+    t.searched = 0;
+    int running = 0;
+    for (std::uint32_t c = 0; c < cells; ++c) {
+      running += diff[c];
+      if (inside[c].size() > 1) {
+        t.entries[c] = CellEntry{kSearch, 0};
+        ++t.searched;
+      } else {
+        t.entries[c] = CellEntry{static_cast<std::uint32_t>(running),
+                                 f_bits(inside[c].empty() ? inf_bits_as : inside[c][0])};
+      }
+    }
+    if (t.searched == 0 || cells >= kMaxCells) break;
+  }
+  return t;
+}
+
+}  // namespace levelhist::binmap

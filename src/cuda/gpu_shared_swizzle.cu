@@ -1,0 +1,38 @@
+// gpu_shared_swizzle: one XOR-swizzled shared 32-bit histogram per block, for
+// 16-bit, 32-bit and float samples whose bins + 3 counters fit in shared memory
+// (up to ~56 K), with the exact bin maps of general_common.cuh. auto's choice
+// for u16 in 4096 bins (12-bit images), f32 in even bins, u32/i32 keys in up to
+// ~56 K bins. Design, arithmetic and the H200 study: docs/PERFORMANCE-general.md.
+#include "cuda/shared_histogram.cuh"
+
+namespace levelhist::strategies {
+namespace {
+
+using Impl = cuda_detail::general::SharedStrategy<cuda_detail::general::Layout::swizzled>;
+
+bool supports(const Problem& p, std::string* why_not) { return Impl::supports(p, why_not, "gpu_shared_swizzle"); }
+
+// Measured (H200, 1 GiB): u16 / 4096 bins 3378-3427 GB/s on uniform, constant,
+// skewed and ramp data (level; 20x CUB); f32 / 1024 even bins with the float
+// margin 3060-4118 GB/s except samples on edges (the exact double path there).
+int rank(const Problem& p) {
+  if (!supports(p, nullptr)) return 0;
+  return p.type == SampleType::f64 ? 60 : 80;
+}
+
+}  // namespace
+
+const Strategy gpu_shared_swizzle{
+    "gpu_shared_swizzle",
+    Backend::cuda,
+    "one shared 32-bit histogram per block, XOR-swizzled against strided bank conflicts; exact integer-shift, "
+    "float-margin and cell-table bin maps; 16/32/64-bit and float samples, up to ~56 K bins",
+    "levelhist (issue 5, docs/PERFORMANCE-general.md); the per-block shared histogram of 004_2fb0b8b1ce817291.txt "
+    "Fig. 9.10",
+    supports,
+    Impl::workspace_bytes,
+    Impl::run,
+    rank,
+    Impl::boundaries};
+
+}  // namespace levelhist::strategies

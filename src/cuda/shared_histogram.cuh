@@ -1,0 +1,270 @@
+// One shared-memory histogram per block for 16-, 32- and 64-bit samples and
+// float samples, any binning, through the exact maps of general_common.cuh
+// (issue 5; design study and measurements in docs/PERFORMANCE-general.md).
+// Three layouts of the per-block counters, one policy each, one kernel:
+//
+//   swizzled  one copy of the bins + 3 slots, word a at a ^ ((a >> 5) & 31):
+//             structured data (a ramp read 8 samples per thread) would put
+//             lanes l and l + 4 in one bank; the XOR spreads them, for two
+//             instructions (u16 in 4096 bins: 3378-3427 GB/s on every
+//             distribution, H200).
+//   lanes     32 copies interleaved by lane, h[slot][lane]: a warp's 32
+//             atomics always hit 32 different banks, whatever the data; for
+//             small slot counts (64 explicit edges: 2469-3694 GB/s).
+//   split     the slots in P parts of at most ~56 K counters (65536 bins: two
+//             halves of 128 KB); blocks come in groups of P that read the same
+//             16-byte words, block p of a group counting part p, so the input
+//             is read from DRAM once and from L2 P times (u16 per value:
+//             1763-2523 GB/s).
+//
+// Every block adds its counts into 32-bit per-call accumulators in the
+// workspace (n <= 2^31 per call); the last block to finish (a ticket) folds
+// them into the caller's 64-bit slots and leaves the workspace zeroed: one
+// launch per call (plus the upload of a cell table for explicit edges).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/strategies.hpp"
+#include "cuda/general_common.cuh"
+
+namespace levelhist::cuda_detail::general {
+
+enum class Layout : std::uint8_t { swizzled, lanes, split };
+
+// Tuning per layout (H200 study: 512 threads and 2 loads in flight for the
+// one-copy kernels, 1024 threads and 4 loads for the 128 KB halves).
+template <Layout L>
+struct SharedPolicy {
+  static constexpr Layout kLayout = L;
+  static constexpr int kThreads = L == Layout::split ? 1024 : 512;
+  static constexpr int kUnroll = L == Layout::split ? 4 : 2;
+  // A block should count at least this many bytes before another one pays for
+  // zeroing and flushing its counters: max(64 KB, 16x the counters' bytes).
+  static constexpr std::uint64_t kMinBytesPerBlock = 64 * 1024;
+  static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
+};
+
+struct SharedArgs {
+  const unsigned char* samples;
+  std::uint64_t n;
+  unsigned* accum;       // workspace: slot_count per-call 32-bit counts
+  unsigned* ticket;      // workspace: blocks done
+  unsigned* table_region;
+  std::uint32_t table_words;  // words of table_region the last block clears (0: none used)
+  std::uint64_t* slots;  // the caller's 64-bit slots
+  bool accumulate;
+  std::uint32_t slot_count;  // bins + 3
+  std::uint32_t parts;       // split: blocks per group; else 1
+  std::uint32_t width;       // slots per part
+};
+
+__device__ __forceinline__ std::uint32_t swizzle(std::uint32_t a) { return a ^ ((a >> 5) & 31u); }
+
+// Shared 32-bit words of the counters of one block.
+template <Layout L>
+constexpr std::size_t counter_words(std::uint32_t width) {
+  return L == Layout::lanes ? std::size_t{width} * 32 : round_up(width, 32);
+}
+
+template <class Policy, class T, class Map>
+__global__ void __launch_bounds__(Policy::kThreads) shared_histogram_kernel(SharedArgs a, Map map) {
+  constexpr Layout L = Policy::kLayout;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ bool is_last_block;
+  unsigned* h = reinterpret_cast<unsigned*>(smem);
+  const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
+  for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
+  map.setup(smem + round_up(std::size_t{words} * 4, 16));
+  __syncthreads();
+
+  const std::uint32_t part = blockIdx.x % a.parts;
+  const std::uint32_t first = part * a.width;
+  const std::uint32_t lane = threadIdx.x & 31;
+  auto count = [&](T x) {
+    const std::uint32_t s = map(x);
+    if constexpr (L == Layout::split) {
+      const std::uint32_t j = s - first;  // wraps for slots of other parts
+      if (j < a.width) atomicAdd(h + swizzle(j), 1u);
+    } else if constexpr (L == Layout::lanes) {
+      atomicAdd(h + s * 32 + lane, 1u);
+    } else {
+      atomicAdd(h + swizzle(s), 1u);
+    }
+  };
+
+  const std::uint32_t group = blockIdx.x / a.parts, groups = gridDim.x / a.parts;
+  const std::uint64_t stride = std::uint64_t{groups} * Policy::kThreads;
+  std::uint64_t i = std::uint64_t{group} * Policy::kThreads + threadIdx.x;
+  if (reinterpret_cast<std::uintptr_t>(a.samples) % sizeof(T) == 0) {
+    const Split16 sp = split16<T>(a.samples, a.n);
+    if (group == 0) {  // at most 15 samples before the first and after the last 16-byte boundary
+      if (threadIdx.x < sp.head) count(reinterpret_cast<const T*>(a.samples)[threadIdx.x]);
+      if (sp.tail + threadIdx.x < a.n) count(reinterpret_cast<const T*>(a.samples)[sp.tail + threadIdx.x]);
+    }
+    const uint4* body = reinterpret_cast<const uint4*>(a.samples + sp.head * sizeof(T));
+    for (; i + (Policy::kUnroll - 1) * stride < sp.vectors; i += Policy::kUnroll * stride) {
+      uint4 v[Policy::kUnroll];
+#pragma unroll
+      for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldcs(body + i + u * stride);  // read once: evict first
+#pragma unroll
+      for (int u = 0; u < Policy::kUnroll; ++u) {
+        T x[kPerVector<T>];
+        unpack(v[u], x);
+#pragma unroll
+        for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
+      }
+    }
+    for (; i < sp.vectors; i += stride) {
+      T x[kPerVector<T>];
+      unpack(__ldcs(body + i), x);
+#pragma unroll
+      for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
+    }
+  } else {  // samples not aligned to their size: one unaligned load each
+    for (; i < a.n; i += stride) count(load_unaligned<T>(a.samples + i * sizeof(T)));
+  }
+  __syncthreads();
+
+  // This block's counts into the per-call accumulators.
+  const std::uint32_t owned = min(a.width, a.slot_count - first);
+  for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) {
+    unsigned c = 0;
+    if constexpr (L == Layout::lanes) {
+#pragma unroll 8
+      for (std::uint32_t col = 0; col < 32; ++col) c += h[j * 32 + ((col + j) & 31)];  // staggered: no conflicts
+    } else {
+      c = h[swizzle(j)];
+    }
+    if (c) atomicAdd(a.accum + first + j, c);
+  }
+
+  // The last block folds the call's counts into the 64-bit slots and leaves
+  // the workspace zero (as gpu_lane_columns does).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
+    const unsigned c = atomicExch(a.accum + s, 0u);
+    a.slots[s] = (a.accumulate ? a.slots[s] : 0) + c;
+  }
+  zero_words(a.table_region, a.table_words);
+  if (threadIdx.x == 0) *a.ticket = 0;
+}
+
+// ---- the host side of the three strategies ------------------------------------------
+
+// Which shared layouts can count a problem, with why not.
+template <Layout L>
+struct SharedStrategy {
+  using Policy = SharedPolicy<L>;
+
+  static std::size_t table_bytes(MapKind kind) { return kind == MapKind::cells ? kTableRegionBytes : 0; }
+
+  // Slots per part and parts for a problem; parts 0 when it does not fit.
+  static void shape(const Problem& p, std::uint32_t* width, std::uint32_t* parts) {
+    const std::uint64_t slots = p.binning->slots();
+    const std::size_t smem = max_shared_bytes();
+    const std::size_t tables = table_bytes(choose_map(p.type, *p.binning));
+    *width = 0;
+    *parts = 0;
+    if (smem <= tables + 1024) return;
+    const std::size_t words = (smem - tables - 64) / 4;  // counters that fit next to the tables
+    if constexpr (L == Layout::split) {
+      const std::uint64_t per_part = words / 32 * 32;
+      const std::uint64_t P = (slots + per_part - 1) / per_part;
+      if (P > Policy::kMaxParts) return;
+      *parts = static_cast<std::uint32_t>(std::max<std::uint64_t>(P, 1));
+      *width = static_cast<std::uint32_t>((slots + *parts - 1) / *parts);
+    } else {
+      if (counter_words<L>(static_cast<std::uint32_t>(std::min<std::uint64_t>(slots, 1u << 30))) > words) return;
+      *parts = 1;
+      *width = static_cast<std::uint32_t>(slots);
+    }
+  }
+
+  static bool supports(const Problem& p, std::string* why_not, const char* name) {
+    auto no = [&](const std::string& why) {
+      if (why_not) *why_not = std::string(name) + ": " + why;
+      return false;
+    };
+    if (sample_size(p.type) == 1) return no("8-bit samples are gpu_lane_columns' (any binning, at the read limit)");
+    if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
+    std::uint32_t width = 0, parts = 0;
+    shape(p, &width, &parts);
+    if (parts == 0) {
+      if constexpr (L == Layout::split)
+        return no(std::to_string(p.binning->slots()) + " slots need more than " + std::to_string(Policy::kMaxParts) +
+                  " parts of shared memory (the input would be read more than 8 times); see gpu_bucket_sort");
+      else if constexpr (L == Layout::lanes)
+        return no("32 lane copies of " + std::to_string(p.binning->slots()) + " slots do not fit in shared memory");
+      else
+        return no(std::to_string(p.binning->slots()) + " 32-bit counters do not fit in shared memory (gpu_split_bins)");
+    }
+    return true;
+  }
+
+  static std::size_t workspace_bytes(const Problem& p) {
+    return round_up(p.binning->slots() * 4, 256) + 256 + table_bytes(choose_map(p.type, *p.binning));
+  }
+
+  template <class T, class Map>
+  static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
+    auto kernel = shared_histogram_kernel<Policy, T, Map>;
+    static const bool opted_in = (allow_large_shared(kernel), true);
+    (void)opted_in;
+    const std::size_t smem = round_up(counter_words<L>(width) * 4, 16) + map.table_bytes();
+    const int resident = resident_blocks_with(kernel, Policy::kThreads, smem);
+    const std::uint64_t bytes = a.n * sizeof(T);
+    const std::uint64_t per_block = std::max<std::uint64_t>(Policy::kMinBytesPerBlock, 16 * smem);
+    const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
+                                                           std::max<std::uint64_t>(resident / parts, 1));
+    SharedArgs args{};
+    args.samples = static_cast<const unsigned char*>(a.samples);
+    args.n = a.n;
+    auto* ws = static_cast<unsigned char*>(a.workspace);
+    const std::size_t slot_count = a.binning->slots();
+    args.accum = reinterpret_cast<unsigned*>(ws);
+    args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256));
+    args.table_region = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256) + 256);
+    args.table_words = static_cast<std::uint32_t>(map.table_bytes() ? kTableRegionBytes / 4 : 0);
+    args.slots = a.slots;
+    args.accumulate = a.accumulate;
+    args.slot_count = static_cast<std::uint32_t>(slot_count);
+    args.parts = parts;
+    args.width = width;
+    kernel<<<static_cast<unsigned>(groups * parts), Policy::kThreads, smem, stream_of(a)>>>(args, map);
+    LEVELHIST_CUDA_CHECK_LAUNCH();
+  }
+
+  static void run(const RunArgs& a) {
+    Problem p{a.type, a.binning, a.n};
+    std::uint32_t width = 0, parts = 0;
+    shape(p, &width, &parts);
+    if (parts == 0) throw Error(ErrorKind::internal, "shared histogram: the problem does not fit");
+    const MapKind kind = choose_map(a.type, *a.binning);
+    void* table_region = static_cast<unsigned char*>(a.workspace) + round_up(a.binning->slots() * 4, 256) + 256;
+    visit_sample_type(a.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (sizeof(T) == 1) {
+        throw Error(ErrorKind::internal, "shared histogram: 8-bit samples");
+      } else {
+        with_map<T>(a, kind, table_region, [&](const auto& map) { launch<T>(a, map, width, parts); });
+      }
+    });
+  }
+
+  static std::vector<std::uint64_t> boundaries(const Problem& p) {
+    const std::uint64_t per_vector = 16 / sample_size(p.type);
+    const std::uint64_t tile = per_vector * Policy::kThreads;
+    return {per_vector - 1, per_vector, 2 * per_vector + 1, tile, tile * Policy::kUnroll,
+            Policy::kMinBytesPerBlock / sample_size(p.type), std::uint64_t{1} << 22};
+  }
+};
+
+}  // namespace levelhist::cuda_detail::general
