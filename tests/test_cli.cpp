@@ -1347,4 +1347,144 @@ TEST_F(CliTest, FileNamesInJsonAndMessagesAreEscaped) {
   fails(1, {"count", path("no\nsuch")});
 }
 
+// ---- count: interleaved pixels and weights (issue 5) ------------------------------------
+
+TEST_F(CliTest, CountChannelsOfPixels) {
+  // Three RGBA pixels.
+  const std::vector<std::uint8_t> px = {1, 2, 3, 4, 1, 5, 3, 4, 9, 2, 3, 200};
+  std::string f = file("img.rgba", bytes_of(px));
+  Json j = parse_json(ok({"count", "--channels", "4", "--active", "0,1,3", "--format", "json", f}).out);
+  EXPECT_EQ(j["pixel_channels"].u64(), 4u);
+  EXPECT_EQ(j["bins"].u64(), 256u);
+  const JsonArray& ch = j["channels"].array();
+  ASSERT_EQ(ch.size(), 3u);
+  const std::uint64_t want[3][3] = {{0, 1, 9}, {1, 2, 5}, {3, 4, 200}};  // channel, value seen twice, value seen once
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(ch[k]["channel"].u64(), want[k][0]);
+    std::vector<std::uint64_t> counts = u64s(ch[k]["counts"]);
+    ASSERT_EQ(counts.size(), 256u);
+    EXPECT_EQ(counts[want[k][1]], 2u);
+    EXPECT_EQ(counts[want[k][2]], 1u);
+    EXPECT_EQ(ch[k]["total"].u64(), 3u);
+    EXPECT_EQ(ch[k]["underflow"].u64() + ch[k]["overflow"].u64() + ch[k]["nan"].u64(), 0u);
+  }
+  // CSV: a channel column; one channel given alone.
+  std::string csv = ok({"count", "--channels", "4", "--active", "2", "--format", "csv", f}).out;
+  std::vector<std::string> lines = lines_of(csv);
+  ASSERT_EQ(lines.size(), 257u);
+  EXPECT_EQ(lines[0], "channel,bin,lower,upper,count");
+  EXPECT_EQ(lines[1 + 3], "2,3,3,4,3");
+  // The table: one block per channel; all channels by default.
+  std::string table = ok({"count", "--channels", "4", f}).out;
+  for (const char* head : {"==> channel 0 <==", "==> channel 1 <==", "==> channel 2 <==", "==> channel 3 <=="})
+    EXPECT_NE(table.find(head), std::string::npos) << table;
+  // --channels 1 is the plain histogram, as one channel.
+  j = parse_json(ok({"count", "--channels", "1", "--format", "json", f}).out);
+  EXPECT_EQ(j["channels"].array().size(), 1u);
+  EXPECT_EQ(u64s(j["channels"].array()[0]["counts"]), byte_counts(bytes_of(px)));
+}
+
+TEST_F(CliTest, CountChannelsRangeAutoAndTypes) {
+  // Two u16 channels; channel 1 holds 60000 everywhere. --range auto over the
+  // active channel only gives [10, 30].
+  const std::vector<std::uint16_t> v = {10, 60000, 20, 60000, 30, 60000};
+  std::string f = file("two.u16", bytes_of(v));
+  Json j = parse_json(
+      ok({"count", "--type", "u16", "--channels", "2", "--active", "0", "--bins", "2", "--range", "auto", "--format",
+          "json", f}).out);
+  EXPECT_EQ(doubles(j["edges"]), (std::vector<double>{10, 20, 30}));
+  EXPECT_EQ(u64s(j["channels"].array()[0]["counts"]), (std::vector<std::uint64_t>{1, 2}));
+  // f32 pixels with NaN and infinities in their own counters.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::string g = file("px.f32", bytes_of(std::vector<float>{0.25f, nan, -inf, 0.75f, inf, 0.5f}));
+  j = parse_json(ok({"count", "--type", "f32", "--channels", "2", "--bins", "2", "--range", "0:1", "--format", "json", g}).out);
+  const JsonArray& ch = j["channels"].array();
+  ASSERT_EQ(ch.size(), 2u);
+  EXPECT_EQ(u64s(ch[0]["counts"]), (std::vector<std::uint64_t>{1, 0}));
+  EXPECT_EQ(ch[0]["underflow"].u64(), 1u);
+  EXPECT_EQ(ch[0]["overflow"].u64(), 1u);
+  EXPECT_EQ(u64s(ch[1]["counts"]), (std::vector<std::uint64_t>{0, 2}));
+  EXPECT_EQ(ch[1]["nan"].u64(), 1u);
+}
+
+TEST_F(CliTest, CountChannelsErrors) {
+  std::string f = file("img", std::string(12, 'a'));
+  std::string odd = file("odd", std::string(13, 'a'));
+  Result r = fails(1, {"count", "--channels", "3", odd});
+  EXPECT_NE(r.err.find("3-channel u8 pixel"), std::string::npos) << r.err;
+  fails(2, {"count", "--active", "0", f});                        // --active needs --channels
+  fails(2, {"count", "--channels", "2", "--per-file", f});
+  fails(1, {"count", "--channels", "5", f});                      // 1..4
+  fails(1, {"count", "--channels", "0", f});
+  fails(1, {"count", "--channels", "4", "--active", "4", f});     // beyond the channels
+  fails(1, {"count", "--channels", "4", "--active", "1,1", f});   // twice
+  fails(1, {"count", "--channels", "4", "--active", "1,,2", f});
+  fails(1, {"count", "--channels", "4", "--active", "x", f});
+  // A strategy without the pixel capability cannot count channels.
+  fails(1, {"count", "--channels", "4", "--strategy", "cpu_parallel", f});
+}
+
+TEST_F(CliTest, CountWeights) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {0.1f, 0.6f, 0.6f, -1.0f, 2.0f, nan};
+  const std::vector<float> w = {1.5f, 2.0f, 0.25f, 4.0f, 8.0f, 16.0f};
+  std::string xf = file("x.f32", bytes_of(x)), wf = file("w.f32", bytes_of(w));
+  const std::vector<std::string> base = {"count", "--type", "f32", "--bins", "2", "--range", "0:1", "--weights", wf};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Json j = parse_json(ok(with({"--format", "json", xf})).out);
+  EXPECT_EQ(doubles(j["sums"]), (std::vector<double>{1.5, 2.25}));
+  EXPECT_EQ(j["underflow"].number(), 4.0);
+  EXPECT_EQ(j["overflow"].number(), 8.0);
+  EXPECT_EQ(j["nan"].number(), 16.0);
+  EXPECT_EQ(j["total"].number(), 31.75);
+  EXPECT_EQ(j["weight_type"].str(), "f32");
+  EXPECT_EQ(j["weights"].str(), wf);
+  std::vector<std::string> csv = lines_of(ok(with({"--format", "csv", xf})).out);
+  EXPECT_EQ(csv, (std::vector<std::string>{"bin,lower,upper,sum", "0,0,0.5,1.5", "1,0.5,1,2.25"}));
+  std::string table = ok(with({xf})).out;
+  EXPECT_NE(table.find("31.75"), std::string::npos) << table;
+  EXPECT_NE(table.find("[0.5, 1)"), std::string::npos) << table;
+  // f64 weights over two sample files, consumed in order.
+  std::string x1 = file("x1.f32", bytes_of(std::vector<float>{0.1f})), x2 = file("x2.f32", bytes_of(std::vector<float>{0.9f, 0.2f}));
+  std::string w64 = file("w.f64", bytes_of(std::vector<double>{0.5, 1e300, 0.25}));
+  j = parse_json(ok({"count", "--type", "f32", "--bins", "2", "--range", "0:1", "--weights", w64, "--weight-type", "f64",
+                     "--format", "json", x1, x2}).out);
+  EXPECT_EQ(doubles(j["sums"]), (std::vector<double>{0.75, 1e300}));
+  // A NaN weight: its sum is NaN, null in JSON, nan in CSV.
+  std::string wn = file("wn.f32", bytes_of(std::vector<float>{nan, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f}));
+  j = parse_json(ok({"count", "--type", "f32", "--bins", "2", "--range", "0:1", "--weights", wn, "--format", "json", xf}).out);
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(j["sums"].array()[0].v));
+  EXPECT_NE(ok({"count", "--type", "f32", "--bins", "2", "--range", "0:1", "--weights", wn, "--format", "csv", xf}).out.find("0,0,0.5,nan"),
+            std::string::npos);
+}
+
+TEST_F(CliTest, CountWeightsErrors) {
+  std::string xf = file("x.f32", bytes_of(std::vector<float>{0.1f, 0.2f, 0.3f}));
+  std::string two = file("two.f32", bytes_of(std::vector<float>{1.0f, 2.0f}));
+  std::string ragged = file("ragged.f32", std::string(7, 'a'));
+  const std::vector<std::string> bins = {"count", "--type", "f32", "--bins", "2", "--range", "0:1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = bins;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Result r = fails(1, with({"--weights", two, xf}));
+  EXPECT_NE(r.err.find("2 weights for 3 samples"), std::string::npos) << r.err;
+  RunSpec pipe;  // samples of unknown size: found at the end
+  pipe.stdin_data = bytes_of(std::vector<float>{0.1f, 0.2f, 0.3f});
+  fails(1, with({"--weights", two}), pipe);
+  fails(1, with({"--weights", ragged, xf}));
+  fails(1, with({"--weights", path("missing"), xf}));
+  fails(2, with({"--weights", two, "--weight-type", "u8", xf}));
+  fails(2, with({"--weight-type", "f64", xf}));  // --weight-type needs --weights
+  fails(2, with({"--weights", two, "--channels", "2", xf}));
+  fails(2, with({"--weights", two, "--per-file", xf}));
+  fails(2, with({"--weights", "-", xf}));
+  fails(1, with({"--weights", two, "--strategy", "cpu_parallel", file("x2.f32", bytes_of(std::vector<float>{1, 2}))}));
+}
+
 }  // namespace

@@ -184,6 +184,25 @@ std::vector<double> parse_edges(std::string_view text) {
   return edges;
 }
 
+unsigned parse_channel_list(std::string_view text, unsigned channels) {
+  const std::string range = "give channel numbers from 0 to " + std::to_string(channels - 1) + ", e.g. --active 0,1,2";
+  if (text.empty()) input_error("--active is empty", range);
+  unsigned mask = 0;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.empty()) input_error("--active " + quote(text) + " has an empty item", "separate the channels by single commas");
+    const auto c = static_cast<unsigned>(parse_count("--active", item, 0, channels - 1));
+    if (mask >> c & 1u) input_error("--active " + quote(text) + " names channel " + std::to_string(c) + " twice", range);
+    mask |= 1u << c;
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return mask;
+}
+
 std::uint64_t env_bytes(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (!v) return fallback;

@@ -63,6 +63,10 @@ RangeArg parse_range(std::string_view text);
 // --edges: "E0,E1,...": at least two finite, strictly increasing numbers.
 std::vector<double> parse_edges(std::string_view text);
 
+// --active: "C0,C1,...", distinct channel indices below `channels`, as a bit
+// mask (bit c: channel c). Throws input errors naming the bad item.
+unsigned parse_channel_list(std::string_view text, unsigned channels);
+
 // A positive integer from the environment (a testing knob), or `fallback`
 // when unset. Throws a usage error when set but not a positive integer.
 std::uint64_t env_bytes(const char* name, std::uint64_t fallback);

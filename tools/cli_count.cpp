@@ -1,5 +1,6 @@
 // `levelhist count`: the histogram of binary samples in files or standard input.
 #include <algorithm>
+#include <bit>
 #include <unistd.h>
 
 #include <cmath>
@@ -33,6 +34,13 @@ const char* const kCountHelp =
     "                    value for integer types when that is <= 65536 bins, else 256\n"
     "  --edges E0,E1,..  explicit, strictly increasing bin edges (not with --bins/--range)\n"
     "  --numpy           the last bin includes its upper edge, as numpy.histogram\n"
+    "Pixels and weights:\n"
+    "  --channels N      the samples are pixels of N interleaved channels (1-4, e.g.\n"
+    "                    4 for RGBA): one histogram per channel, same bins\n"
+    "  --active LIST     only these channels, e.g. 0,1,2 (default: all of them)\n"
+    "  --weights FILE    sum the weights in FILE (one per sample, in the order of\n"
+    "                    the samples) per bin instead of counting samples\n"
+    "  --weight-type T   the weights' type: f32 (default) or f64\n"
     "Running:\n"
     "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
@@ -69,15 +77,16 @@ struct Extent {
   }
 };
 
+// n samples `stride` bytes apart (one channel of interleaved pixels: stride > sizeof(T)).
 template <class T>
-Extent extent_serial(const unsigned char* p, std::uint64_t n) {
+Extent extent_serial(const unsigned char* p, std::uint64_t n, std::uint64_t stride) {
   Extent e;
   e.samples = n;
   if constexpr (std::is_integral_v<T>) {
     T lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
     for (std::uint64_t i = 0; i < n; ++i) {
       T x;
-      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      std::memcpy(&x, p + i * stride, sizeof(T));
       lo = std::min(lo, x);
       hi = std::max(hi, x);
     }
@@ -87,7 +96,7 @@ Extent extent_serial(const unsigned char* p, std::uint64_t n) {
     std::uint64_t nan = 0, inf = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       T x;
-      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      std::memcpy(&x, p + i * stride, sizeof(T));
       if (x != x) ++nan;
       else if (std::isinf(x)) ++inf;
       else lo = std::min(lo, x), hi = std::max(hi, x);
@@ -100,16 +109,18 @@ Extent extent_serial(const unsigned char* p, std::uint64_t n) {
   return e;
 }
 
-Extent extent_of(SampleType type, const unsigned char* p, std::uint64_t n, unsigned threads) {
+// stride 0: packed samples.
+Extent extent_of(SampleType type, const unsigned char* p, std::uint64_t n, unsigned threads, std::uint64_t stride = 0) {
   return visit_sample_type(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const std::uint64_t step = stride ? stride : sizeof(T);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    if (n * sizeof(T) < (std::uint64_t{4} << 20) || threads == 1) return extent_serial<T>(p, n);
+    if (n * step < (std::uint64_t{4} << 20) || threads == 1) return extent_serial<T>(p, n, step);
     std::vector<Extent> parts(threads);
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
       std::uint64_t b = n * t / threads, e = n * (t + 1) / threads;
-      pool.emplace_back([&, t, b, e] { parts[t] = extent_serial<T>(p + b * sizeof(T), e - b); });
+      pool.emplace_back([&, t, b, e] { parts[t] = extent_serial<T>(p + b * step, e - b, step); });
     }
     for (auto& th : pool) th.join();
     Extent all;
@@ -324,6 +335,135 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
   return out;
 }
 
+// ---- output of --channels and --weights ---------------------------------------
+
+// One histogram per active channel: table blocks, a channel column, a JSON list.
+std::string render_channels(Format format, SampleType type, unsigned channels, unsigned active,
+                            const std::vector<Histogram>& hists, const InputSet& inputs, const std::string& strategy) {
+  const Binning& b = hists.front().binning();
+  std::vector<unsigned> ids;
+  for (unsigned c = 0; c < channels; ++c)
+    if (active >> c & 1u) ids.push_back(c);
+  std::vector<double> edges = edges_of(b);
+  std::string out;
+  if (format == Format::table) {
+    int width = terminal_width();
+    for (std::size_t h = 0; h < hists.size(); ++h) {
+      if (h) out += '\n';
+      out += "==> channel " + std::to_string(ids[h]) + " <==\n";
+      out += table_of(hists[h], edges, width);
+    }
+    return out;
+  }
+  if (format == Format::csv) {
+    out = "channel,bin,lower,upper,count\n";
+    for (std::size_t h = 0; h < hists.size(); ++h)
+      for (std::uint64_t i = 0; i < b.bins(); ++i)
+        out += std::to_string(ids[h]) + "," + std::to_string(i) + "," + format_number(edges[i]) + "," +
+               format_number(edges[i + 1]) + "," + std::to_string(hists[h].count(i)) + "\n";
+    return out;
+  }
+  out = "{\n";
+  out += "  \"command\": \"count\",\n";
+  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
+  out += "  \"files\": [";
+  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
+  out += "],\n";
+  out += "  \"strategy\": " + json_string(strategy) + ",\n";
+  out += "  \"pixel_channels\": " + std::to_string(channels) + ",\n";
+  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
+  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
+  out += "  \"edges\": [";
+  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
+  out += "],\n";
+  out += "  \"channels\": [";
+  for (std::size_t h = 0; h < hists.size(); ++h) {
+    out += h ? ",\n    {\n" : "\n    {\n";
+    out += "      \"channel\": " + std::to_string(ids[h]) + ",\n";
+    out += "      \"counts\": " + json_counts(hists[h]) + ",\n";
+    out += json_totals(hists[h], "      ") + "\n    }";
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+// A sum of weights for tables and CSV (nan, inf, -inf spelled out) and for JSON (null).
+std::string sum_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return format_number(v);
+}
+std::string sum_json(double v) { return std::isfinite(v) ? format_number(v) : "null"; }
+
+std::string render_weighted(Format format, SampleType type, SampleType weight_type, const std::string& weights_file,
+                            const WeightedHistogram& h, const InputSet& inputs, const std::string& strategy) {
+  const Binning& b = h.binning();
+  std::vector<double> edges = edges_of(b);
+  std::string out;
+  if (format == Format::table) {
+    bool unit = b.unit_integer_bins();
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (std::uint64_t i = 0; i < b.bins(); ++i)
+      if (h.sum(i) != 0.0 || std::isnan(h.sum(i))) rows.push_back({bin_label(b, edges, i, unit), sum_text(h.sum(i))});
+    out = rows.empty() ? std::string("(no weight in any bin)\n") : render_summary(rows);
+    out += render_summary({{"total", sum_text(h.total())},
+                           {"underflow", sum_text(h.underflow())},
+                           {"overflow", sum_text(h.overflow())},
+                           {"nan", sum_text(h.nan())}});
+    return out;
+  }
+  if (format == Format::csv) {
+    out = "bin,lower,upper,sum\n";
+    for (std::uint64_t i = 0; i < b.bins(); ++i)
+      out += std::to_string(i) + "," + format_number(edges[i]) + "," + format_number(edges[i + 1]) + "," +
+             sum_text(h.sum(i)) + "\n";
+    return out;
+  }
+  out = "{\n";
+  out += "  \"command\": \"count\",\n";
+  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
+  out += "  \"files\": [";
+  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
+  out += "],\n";
+  out += "  \"weights\": " + json_string(weights_file) + ",\n";
+  out += "  \"weight_type\": " + json_string(to_string(weight_type)) + ",\n";
+  out += "  \"strategy\": " + json_string(strategy) + ",\n";
+  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
+  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
+  out += "  \"edges\": [";
+  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
+  out += "],\n";
+  out += "  \"sums\": [";
+  for (std::uint64_t i = 0; i < b.bins(); ++i) out += (i ? ", " : "") + sum_json(h.sum(i));
+  out += "],\n";
+  out += "  \"total\": " + sum_json(h.total()) + ",\n";
+  out += "  \"underflow\": " + sum_json(h.underflow()) + ",\n";
+  out += "  \"overflow\": " + sum_json(h.overflow()) + ",\n";
+  out += "  \"nan\": " + sum_json(h.nan()) + "\n}\n";
+  return out;
+}
+
+// A library call as the CLI reports errors (cli_common.cpp's fill_checked does
+// the same for plain counts): keep the kind, add a fix when there is none.
+template <class F>
+void call_checked(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find("; ") == std::string::npos) {
+      switch (e.kind()) {
+        case ErrorKind::usage: msg += "; see 'levelhist count --help'"; break;
+        case ErrorKind::input: msg += "; check the input and the bin options"; break;
+        case ErrorKind::unsupported: msg += "; choose another with --strategy or --backend (see 'levelhist list')"; break;
+        case ErrorKind::cuda: msg += "; try --backend cpu"; break;
+        case ErrorKind::internal: msg += "; please report this bug"; break;
+      }
+    }
+    throw Error(e.kind(), msg);
+  }
+}
+
 }  // namespace
 
 int run_count(const std::vector<std::string>& args) {
@@ -333,7 +473,11 @@ int run_count(const std::vector<std::string>& args) {
                              {"--range", true},
                              {"--edges", true},
                              {"--numpy", false},
-                             {"--per-file", false}});
+                             {"--per-file", false},
+                             {"--channels", true},
+                             {"--active", true},
+                             {"--weights", true},
+                             {"--weight-type", true}});
   ParsedArgs p = parse_args("count", args, specs);
   if (p.help) {
     write_stdout(kCountHelp);
@@ -350,6 +494,23 @@ int run_count(const std::vector<std::string>& args) {
     usage_error("--edges and --bins both give the bins", "use one of them: --edges sets every edge itself");
   if (p.has("--edges") && p.has("--range"))
     usage_error("--edges and --range both give the range", "use one of them: --edges sets every edge itself");
+  const bool pixels = p.has("--channels"), weighted = p.has("--weights");
+  if (p.has("--active") && !pixels) usage_error("--active needs --channels", "add --channels N, the channels of a pixel");
+  if (p.has("--weight-type") && !weighted) usage_error("--weight-type needs --weights", "add --weights FILE");
+  if (pixels && weighted)
+    usage_error("--weights cannot be combined with --channels", "count the channels without weights, or drop --channels");
+  if ((pixels || weighted) && p.has("--per-file"))
+    usage_error(std::string(pixels ? "--channels" : "--weights") + " cannot be combined with --per-file",
+                "run levelhist once per file");
+  SampleType weight_type = SampleType::f32;
+  if (auto t = p.value("--weight-type")) {
+    auto parsed = parse_sample_type(*t);
+    if (!parsed || (*parsed != SampleType::f32 && *parsed != SampleType::f64))
+      usage_error("unknown weight type " + quote(*t), "use --weight-type f32 or f64");
+    weight_type = *parsed;
+  }
+  if (weighted && *p.value("--weights") == "-")
+    usage_error("--weights cannot read standard input", "give the weights in a file");
   RunOptions run = parse_run_options(p);
   // ... then values (exit 1).
   BinArgs bin_args;
@@ -357,12 +518,38 @@ int run_count(const std::vector<std::string>& args) {
   if (auto v = p.value("--bins")) bin_args.bins = parse_count("--bins", *v, 1, kMaxBins);
   if (auto v = p.value("--range")) bin_args.range = parse_range(*v);
   if (auto v = p.value("--edges")) bin_args.edges = parse_edges(*v);
+  unsigned channels = 1, active = 1;
+  if (auto v = p.value("--channels")) {
+    channels = static_cast<unsigned>(parse_count("--channels", *v, 1, 4));
+    active = (1u << channels) - 1;
+    if (auto a = p.value("--active")) active = parse_channel_list(*a, channels);
+  }
   const bool automatic = bin_args.range && bin_args.range->automatic;
   std::optional<Binning> binning;
   if (!automatic) binning = static_binning(type, bin_args);
 
-  InputSet inputs(input_operands(p), sample_size(type), std::string(to_string(type)));
+  // With --channels a "sample" of the inputs is a whole pixel.
+  const std::uint64_t ss = sample_size(type);
+  const std::string type_name = std::string(to_string(type));
+  InputSet inputs(input_operands(p), ss * channels,
+                  pixels ? std::to_string(channels) + "-channel " + type_name + " pixel" : type_name);
   inputs.validate();
+  // The weights, read whole before any sample (one per sample, in order).
+  std::vector<unsigned char> weights;
+  if (weighted) {
+    InputSet weight_input({*p.value("--weights")}, sample_size(weight_type), std::string(to_string(weight_type)));
+    weight_input.validate();
+    weight_input.scan(0, [&](const unsigned char* d, std::uint64_t n) {
+      weights.insert(weights.end(), d, d + n * sample_size(weight_type));
+    }, nullptr);
+  }
+  const std::uint64_t weight_count = weights.size() / sample_size(weight_type);
+  auto weights_mismatch = [&](std::uint64_t samples) {
+    input_error(quote(*p.value("--weights")) + " has " + std::to_string(weight_count) + " weights for " +
+                    (samples == ~std::uint64_t{0} ? std::string("more") : std::to_string(samples)) + " samples",
+                "give one " + std::string(to_string(weight_type)) + " weight per sample");
+  };
+  if (weighted && inputs.all_known() && inputs.known_bytes() / ss != weight_count) weights_mismatch(inputs.known_bytes() / ss);
   if (automatic) {
     Progress spill_progress(0, false);
     inputs.make_rescannable(&spill_progress);
@@ -374,16 +561,56 @@ int run_count(const std::vector<std::string>& args) {
     Extent extent;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
-        extent.merge(extent_of(type, d, n, run.library.threads));
+        if (!pixels) return extent.merge(extent_of(type, d, n, run.library.threads));
+        for (unsigned c = 0; c < channels; ++c)  // the active channels' samples only
+          if (active >> c & 1u) extent.merge(extent_of(type, d + c * ss, n, run.library.threads, ss * channels));
       }, &progress);
     binning = auto_binning(type, bin_args, extent);
   }
   const bool per_file_mode = p.has("--per-file");
-  check_counter_memory(*binning, per_file_mode ? inputs.size() + 1 : 1);
-  const std::uint64_t ss = sample_size(type);
+  const unsigned hists = static_cast<unsigned>(std::popcount(active));
+  check_counter_memory(*binning, per_file_mode ? inputs.size() + 1 : hists);
   Problem problem{type, &*binning, inputs.known_bytes() / ss};
+  if (pixels && channels > 1) {
+    const std::uint64_t known_pixels = std::max<std::uint64_t>(1, inputs.known_bytes() / (ss * channels));
+    problem.n = known_pixels * channels;
+    problem.layout = PixelLayout{channels, active, known_pixels, 1, 0};
+  }
+  problem.weighted = weighted;
+  problem.weight_type = weight_type;
   StrategyLog log;
   const Strategy& planned = resolve_checked(problem, run.library);
+
+  if (pixels) {
+    std::vector<Histogram> channel_hists(hists, Histogram(*binning));
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
+        if (channels == 1) return fill_checked(channel_hists[0], type, d, n, run.library, log);
+        call_checked([&] { log.add(fill_pixels(channel_hists, type, d, PixelLayout{channels, active, n, 1, 0}, run.library)); });
+      }, &progress);
+    progress.finish();
+    if (log.names.empty()) log.add(planned);
+    write_stdout(render_channels(run.format, type, channels, active, channel_hists, inputs, log.joined()));
+    return 0;
+  }
+  if (weighted) {
+    WeightedHistogram sums(*binning);
+    std::uint64_t used = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+        if (n > weight_count - used) weights_mismatch(~std::uint64_t{0});
+        call_checked([&] {
+          log.add(fill_weighted(sums, type, d, n, weight_type, weights.data() + used * sample_size(weight_type),
+                                run.library));
+        });
+        used += n;
+      }, &progress);
+    progress.finish();
+    if (used != weight_count) weights_mismatch(used);
+    if (log.names.empty()) log.add(planned);
+    write_stdout(render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, log.joined()));
+    return 0;
+  }
 
   Histogram all(*binning);
   std::vector<Histogram> per_file;
