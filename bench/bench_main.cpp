@@ -11,6 +11,7 @@
 #include "levelhist/error.hpp"
 #include "options.hpp"
 #if LEVELHIST_HAVE_CUDA
+#include "general_sections.hpp"
 #include "gpu_sections.hpp"
 #endif
 
@@ -20,6 +21,10 @@ int bench_main(const std::vector<std::string>& args) {
   // The CPU benchmark has its own options: hand everything over untouched.
   if (std::find(args.begin(), args.end(), "--cpu") != args.end()) return cpu_bench_main(args);
   try {
+#if LEVELHIST_HAVE_CUDA
+    // Issue 5's general-histogram cases (u16, f32, pixels, weights, u32 keys) have their own runner.
+    if (std::find(args.begin(), args.end(), "--general") != args.end()) return general_bench_main(args);
+#endif
     BenchOptions options = parse_bench_options(args);
     if (options.help) {
       std::cout << bench_help();

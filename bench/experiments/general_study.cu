@@ -1865,7 +1865,11 @@ Case case_u32(Ctx& c, int log2bins) {
   }
   // CUB keeps one privatized histogram per block in global memory above 256 bins:
   // its temporary storage grows as blocks x bins; run it only where that fits
-  // (after the sort buffers are allocated).
+  // (after the sort buffers are allocated), and only where blocks x bins < 2^31:
+  // AgentHistogram computes a block's offset as int blockId * num_privatized_bins,
+  // which overflows beyond that and writes out of bounds (NVIDIA/cub#288). That was
+  // the "illegal memory access" of the first H200 run on 2^24 bins: 26.58 GB of
+  // temporary storage = 396 blocks x 2^24 bins x 4 B, and 128 x 2^24 = 2^31 already.
   size_t tb = 0;
   CK(cub::DeviceHistogram::HistogramEven(nullptr, tb, (const u32*)c.d_in, (int*)c.d_out, (int)bins + 1, (u64)0,
                                          (u64)1 << 32, (int)n));
@@ -1874,7 +1878,10 @@ Case case_u32(Ctx& c, int log2bins) {
   char note[200];
   std::snprintf(note, sizeof note, "CUB HistogramEven temporary storage: %.2f GB", tb / 1e9);
   k.notes.push_back(note);
-  if ((double)tb < (double)free_b - 4e9) {
+  const bool cub_offsets_fit = tb / 4 < (size_t{1} << 31) - bins;
+  if (!cub_offsets_fit) {
+    k.notes.push_back("cub_even skipped: blocks x bins >= 2^31 overflows its 32-bit privatized-histogram offsets");
+  } else if ((double)tb < (double)free_b - 4e9) {
     void* tmp = dalloc(k, tb);
     k.variants.push_back({"cub_even",
                           [&c, tmp, tb, n, bins] {
