@@ -21,8 +21,15 @@ using binmap::CellEntry;
 
 constexpr std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 
-// The largest dynamic shared memory a block may opt in to on the current
-// device (227 KB on H100/H200); 0 without a device. Queried once per process.
+// Static shared memory these kernels declare besides their dynamic array
+// (a last-block flag, a few counters): kept out of the dynamic budget, because
+// the opt-in limit covers static plus dynamic and cudaFuncSetAttribute rejects
+// a dynamic size that would not leave room for the kernel's static part.
+inline constexpr std::size_t kStaticSharedReserve = 1024;
+
+// The largest dynamic shared memory a block of these kernels may use on the
+// current device (the opt-in limit, 227 KB on H100/H200, less the static
+// reserve); 0 without a device. Queried once per process.
 inline std::size_t max_shared_bytes() {
   static const std::size_t bytes = [] {
     int device = 0, value = 0;
@@ -31,7 +38,8 @@ inline std::size_t max_shared_bytes() {
       cudaGetLastError();  // no device: no sticky error left behind
       return std::size_t{0};
     }
-    return static_cast<std::size_t>(value);
+    return static_cast<std::size_t>(value) > kStaticSharedReserve ? static_cast<std::size_t>(value) - kStaticSharedReserve
+                                                                 : std::size_t{0};
   }();
   return bytes;
 }
@@ -41,6 +49,10 @@ inline std::size_t max_shared_bytes() {
 // kernel (the caller keeps a static flag per instantiation).
 template <class Kernel>
 void allow_large_shared(Kernel kernel) {
+  cudaFuncAttributes attributes{};
+  LEVELHIST_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (attributes.sharedSizeBytes > kStaticSharedReserve)
+    throw Error(ErrorKind::internal, "a kernel declares more static shared memory than levelhist reserves for it");
   LEVELHIST_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(max_shared_bytes())));
 }

@@ -137,14 +137,23 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
   args.workspace_bytes = ws_bytes;
   args.stream = stream;
   const std::size_t size = sample_size(type);
-  for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
-    args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
-    args.n = std::min(kMaxSamplesPerCall, n - done);
-    args.accumulate = accumulate || done > 0;
-    s.run(args);
+  // The edges are this call's alone: clear them afterwards, also when a
+  // strategy throws, so the workspace is zero again for whichever strategy or
+  // problem uses it next (the contract of cuda.hpp).
+  auto clear_edges = [&] {
+    if (d_edges) cudaMemsetAsync(d_workspace, 0, edges_bytes(binning), static_cast<cudaStream_t>(stream));
+  };
+  try {
+    for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
+      args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
+      args.n = std::min(kMaxSamplesPerCall, n - done);
+      args.accumulate = accumulate || done > 0;
+      s.run(args);
+    }
+  } catch (...) {
+    clear_edges();
+    throw;
   }
-  // The edges were this call's alone: clear them so the workspace is zero again
-  // for whichever strategy or problem uses it next (the contract of cuda.hpp).
   if (d_edges)
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, edges_bytes(binning), static_cast<cudaStream_t>(stream)));
 }
