@@ -306,11 +306,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) std::uint64_t strea
 
 // Runs count(thread, begin, end) over the chunks of [0, n) on `threads`
 // threads, with cpu_parallel's fork/join and chunk queue (chunks of 1 MiB to
-// 1 GiB, as cpu_parallel takes bytes).
+// 64 MiB, as cpu_parallel takes bytes).
 template <class Count>
 void split(unsigned threads, std::uint64_t n, const Count& count) {
-  cpu_parallel_detail::ChunkQueue queue(n, cpu_parallel_detail::chunk_size(n, threads, std::uint64_t{1} << 20,
-                                                                             std::uint64_t{1} << 30));
+  cpu_parallel_detail::ChunkQueue queue(n, threads, std::uint64_t{1} << 20, std::uint64_t{1} << 26);
   cpu_parallel_detail::fork_join(threads, [&](unsigned t) {
     for (std::uint64_t begin, end; queue.next(begin, end);) count(t, begin, end);
   });

@@ -39,7 +39,6 @@ namespace levelhist::strategies {
 namespace {
 
 using cpu_parallel_detail::fork_join;
-using cpu_parallel_detail::chunk_size;
 using cpu_parallel_detail::ChunkQueue;
 
 // Workers take the input in chunks of at least this many bytes.
@@ -161,12 +160,11 @@ struct Output {
   std::mutex mutex;
 };
 
-// The workers' queue of chunks of the n samples: kChunksPerWorker per worker,
-// each at least kMinChunkBytes and at most kFlushSamples samples (so that one
-// chunk cannot overflow a private counter).
+// The workers' queue of chunks of the n samples: chunks of at least
+// kMinChunkBytes and at most kFlushSamples samples (so that one chunk cannot
+// overflow a private counter).
 ChunkQueue chunks_of(const RunArgs& a, const Plan& plan) {
-  const std::uint64_t min_chunk = std::min(kFlushSamples, kMinChunkBytes / sample_size(a.type));
-  return ChunkQueue(a.n, chunk_size(a.n, plan.workers, min_chunk, kFlushSamples));
+  return ChunkQueue(a.n, plan.workers, kMinChunkBytes / sample_size(a.type), kFlushSamples);
 }
 
 // The workers take chunks from the queue and count each with

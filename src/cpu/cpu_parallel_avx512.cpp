@@ -87,11 +87,16 @@ LEVELHIST_TARGET_AVX512_BYTES inline void carry_save_add(__m512i& high, __m512i&
   low = _mm512_ternarylogic_epi64(a, b, c, 0x96);   // a ^ b ^ c
 }
 
-// Eight group bytes at p as eight one-hot lanes 1 << byte.
+// Eight group bytes at p as eight one-hot lanes 1 << byte. The load
+// broadcasts the eight bytes to every lane and VPMULTISHIFTQB picks byte l
+// for lane l (the mask zeroes the rest): measured faster than a zero-extending
+// VPMOVZXBQ load, which competes with VPCOMPRESSB and VPERMB.
 LEVELHIST_TARGET_AVX512_BYTES inline __m512i one_hot_lanes(const unsigned char* p) {
   std::uint64_t eight;
   std::memcpy(&eight, p, sizeof eight);
-  const __m512i shifts = _mm512_maskz_cvtepu8_epi64(0xFF, _mm_cvtsi64_si128(static_cast<long long>(eight)));
+  const __m512i broadcast = _mm512_set1_epi64(static_cast<long long>(eight));
+  const __m512i byte_of_lane = _mm512_set_epi64(56, 48, 40, 32, 24, 16, 8, 0);  // bit offset of byte l in lane l
+  const __m512i shifts = _mm512_maskz_multishift_epi64_epi8(0x0101010101010101ull, byte_of_lane, broadcast);
   return _mm512_maskz_sllv_epi64(0xFF, _mm512_set1_epi64(1), shifts);
 }
 
@@ -184,20 +189,20 @@ LEVELHIST_TARGET_AVX512_BYTES inline void bin_vector(GroupBufferSet& set, std::s
 
 // Bins two vectors, or, if all their 128 bytes are one value, counts them at
 // once (runs of one value: constant data, zero padding, flat image regions).
-LEVELHIST_TARGET_AVX512_BYTES inline void bin_pair(ByteCounterState& s, GroupBufferSet& set,
-                                                   std::size_t (&length)[kGroups], const unsigned char* p,
+LEVELHIST_TARGET_AVX512_BYTES inline void bin_pair(GroupBufferSet& set, std::size_t (&length)[kGroups],
+                                                   unsigned& pairs_until_run_check, const unsigned char* p,
                                                    std::uint64_t* counts) {
   const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + kVectorBytes);
-  if (s.pairs_until_run_check == 0) {
+  if (pairs_until_run_check == 0) {
     const __m512i first = _mm512_set1_epi8(static_cast<char>(p[0]));
     const __m512i differ = _mm512_ternarylogic_epi64(v0, v1, first, 0x7E);  // (v0 ^ first) | (v1 ^ first)
     if (_mm512_test_epi8_mask(differ, differ) == 0) {
       counts[p[0]] += 2 * kVectorBytes;
       return;
     }
-    s.pairs_until_run_check = kRunCheckBackoffPairs;
+    pairs_until_run_check = kRunCheckBackoffPairs;
   } else {
-    --s.pairs_until_run_check;
+    --pairs_until_run_check;
   }
   bin_vector(set, length, v0, ~__mmask64{0});
   bin_vector(set, length, v1, ~__mmask64{0});
@@ -214,15 +219,21 @@ LEVELHIST_TARGET_AVX512_BYTES void run_round(ByteCounterState& s, unsigned binni
                                          std::uint64_t* counts) {
   GroupBufferSet& set = s.sets[binning];
   GroupBufferSet& other = s.sets[binning ^ 1];
-  std::size_t length[kGroups];
-  for (std::size_t g = 0; g < kGroups; ++g) length[g] = s.binned[g];
+  // Locals, not members of s: the compiler must assume that the byte stores
+  // into the buffers may change any member of s, so it would reload them.
+  std::size_t length[kGroups], ready[kGroups];
+  for (std::size_t g = 0; g < kGroups; ++g) {
+    length[g] = s.binned[g];
+    ready[g] = s.ready[g];
+  }
+  unsigned pairs_until_run_check = s.pairs_until_run_check;
   const std::size_t vectors = n / kVectorBytes;
   std::size_t vector = 0, group = 0, block = 0;
-  while (group < kGroups && s.ready[group] == 0) ++group;
+  while (group < kGroups && ready[group] == 0) ++group;
   GroupCounter counter = group < kGroups ? s.counter[group] : GroupCounter{};
   while (vector < vectors || group < kGroups) {
     if (vector + 2 <= vectors) {
-      bin_pair(s, set, length, p + vector * kVectorBytes, counts);
+      bin_pair(set, length, pairs_until_run_check, p + vector * kVectorBytes, counts);
       vector += 2;
     } else if (vector < vectors) {
       bin_vector(set, length, _mm512_loadu_si512(p + vector * kVectorBytes), ~__mmask64{0});
@@ -230,15 +241,16 @@ LEVELHIST_TARGET_AVX512_BYTES void run_round(ByteCounterState& s, unsigned binni
     }
     if (group == kGroups) continue;
     count_block(counter, other[group] + block * kCsaBlockBytes);
-    if (++block < s.ready[group]) continue;
+    if (++block < ready[group]) continue;
     // At most 31 blocks per group per round: the sixteens bytes cannot overflow.
     add_sixteens(counter, counts + group * kGroupBins);
     s.counter[group] = counter;
     block = 0;
     do ++group;
-    while (group < kGroups && s.ready[group] == 0);
+    while (group < kGroups && ready[group] == 0);
     if (group < kGroups) counter = s.counter[group];
   }
+  s.pairs_until_run_check = pairs_until_run_check;
   if (const std::size_t tail = n - vectors * kVectorBytes; tail != 0) {
     const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(tail));
     bin_vector(set, length, _mm512_maskz_loadu_epi8(valid, p + vectors * kVectorBytes), valid);

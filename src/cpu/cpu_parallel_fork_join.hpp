@@ -46,35 +46,33 @@ void fork_join(unsigned parts, const Part& part) {
 // Hands out [0, n) in chunks, in order, to whichever worker asks next. With
 // one fixed part per worker, a worker whose core is also running something
 // else holds up the join; taking chunks from a queue, it just takes fewer.
+// The chunks shrink as the input runs out (guided self-scheduling: a chunk is
+// a 1 / (2 * workers) share of what is left, within [min_chunk, max_chunk]),
+// so the workers also finish within a small chunk of each other.
 class ChunkQueue {
  public:
-  // n items in chunks of `chunk` items (chunk >= 1).
-  ChunkQueue(std::uint64_t n, std::uint64_t chunk) : n_(n), chunk_(chunk), chunks_(n / chunk + (n % chunk != 0)) {}
+  ChunkQueue(std::uint64_t n, unsigned workers, std::uint64_t min_chunk, std::uint64_t max_chunk)
+      : n_(n), shares_(2 * std::uint64_t{workers}), min_chunk_(std::max<std::uint64_t>(1, min_chunk)),
+        max_chunk_(std::max(min_chunk_, max_chunk)) {}
 
   // The next chunk [begin, end), or false when none is left.
   bool next(std::uint64_t& begin, std::uint64_t& end) {
-    const std::uint64_t i = taken_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= chunks_) return false;
-    begin = i * chunk_;
-    end = std::min(n_, begin + chunk_);
-    return true;
+    std::uint64_t at = taken_.load(std::memory_order_relaxed);
+    while (at < n_) {
+      const std::uint64_t left = n_ - at;
+      const std::uint64_t take = std::min(left, std::clamp(left / shares_, min_chunk_, max_chunk_));
+      if (taken_.compare_exchange_weak(at, at + take, std::memory_order_relaxed)) {
+        begin = at;
+        end = at + take;
+        return true;
+      }
+    }
+    return false;
   }
 
  private:
-  const std::uint64_t n_, chunk_, chunks_;
+  const std::uint64_t n_, shares_, min_chunk_, max_chunk_;
   std::atomic<std::uint64_t> taken_{0};
 };
-
-// Chunks per worker: enough that the workers finish close together even when
-// one shares its core, few enough that taking a chunk costs nothing.
-inline constexpr std::uint64_t kChunksPerWorker = 16;
-
-// The chunk size for n items over `workers` workers: about n / (workers *
-// kChunksPerWorker), within [min_chunk, max_chunk].
-inline std::uint64_t chunk_size(std::uint64_t n, unsigned workers, std::uint64_t min_chunk,
-                                std::uint64_t max_chunk) {
-  const std::uint64_t parts = std::uint64_t{workers} * kChunksPerWorker;
-  return std::clamp(n / parts + (n % parts != 0), min_chunk, max_chunk);
-}
 
 }  // namespace levelhist::cpu_parallel_detail
