@@ -45,6 +45,9 @@ struct SharedPolicy {
   // zeroing and flushing its counters: max(64 KB, 16x the counters' bytes).
   static constexpr std::uint64_t kMinBytesPerBlock = 64 * 1024;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
+  // Shared memory, not registers, limits the blocks per SM: without this ptxas
+  // caps a 1024-thread block at 32 registers (and spilled).
+  static constexpr int kMinBlocksPerSM = 1;
 };
 
 struct SharedArgs {
@@ -70,7 +73,7 @@ constexpr std::size_t counter_words(std::uint32_t width) {
 }
 
 template <class Policy, class T, class Map>
-__global__ void __launch_bounds__(Policy::kThreads) shared_histogram_kernel(SharedArgs a, Map map) {
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ bool is_last_block;
