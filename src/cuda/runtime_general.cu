@@ -57,6 +57,11 @@ void clear_edges(const RunArgs& args, void* d_workspace, const Binning& binning,
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, dispatch::edges_bytes(binning), as_stream(stream)));
 }
 
+// The same when a strategy threw: unchecked, the strategy's error is the one to report.
+void clear_edges_quietly(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream) {
+  if (args.indexer.edges) cudaMemsetAsync(d_workspace, 0, dispatch::edges_bytes(binning), as_stream(stream));
+}
+
 Problem pixels_problem(SampleType type, const PixelLayout& layout, const Binning& binning) {
   detail::validate_layout(type, layout, /*need_width=*/true);
   return Problem{type, &binning, detail::pixel_samples(layout), layout};
@@ -116,17 +121,22 @@ void histogram_pixels(void* d_workspace, std::size_t ws_bytes, const void* d_pix
     s.run(args);
   };
   const std::uint64_t row_samples = width * layout.channels;
-  if (row_samples <= kMaxSamplesPerCall) {
-    const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
-    for (std::uint64_t r = 0; r < height; r += rows_per_call)
-      run(base + r * pitch, width, std::min(rows_per_call, height - r), pitch);
-  } else {
-    const std::uint64_t pixels_per_call = kMaxSamplesPerCall / layout.channels;
-    for (std::uint64_t r = 0; r < height; ++r)
-      for (std::uint64_t x = 0; x < width; x += pixels_per_call) {
-        const std::uint64_t w = std::min(pixels_per_call, width - x);
-        run(base + r * pitch + x * layout.channels * size, w, 1, w * layout.channels * size);
-      }
+  try {
+    if (row_samples <= kMaxSamplesPerCall) {
+      const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
+      for (std::uint64_t r = 0; r < height; r += rows_per_call)
+        run(base + r * pitch, width, std::min(rows_per_call, height - r), pitch);
+    } else {
+      const std::uint64_t pixels_per_call = kMaxSamplesPerCall / layout.channels;
+      for (std::uint64_t r = 0; r < height; ++r)
+        for (std::uint64_t x = 0; x < width; x += pixels_per_call) {
+          const std::uint64_t w = std::min(pixels_per_call, width - x);
+          run(base + r * pitch + x * layout.channels * size, w, 1, w * layout.channels * size);
+        }
+    }
+  } catch (...) {
+    clear_edges_quietly(args, d_workspace, binning, stream);
+    throw;
   }
   clear_edges(args, d_workspace, binning, stream);
 }
@@ -145,12 +155,17 @@ void histogram_weighted(void* d_workspace, std::size_t ws_bytes, const void* d_s
   args.weight_type = weight_type;
   args.weight_sums = d_sums;
   const std::size_t size = sample_size(type), wsize = sample_size(weight_type);
-  for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
-    args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
-    args.weights = static_cast<const unsigned char*>(d_weights) + done * wsize;
-    args.n = std::min(kMaxSamplesPerCall, n - done);
-    args.accumulate = accumulate || done > 0;
-    s.run(args);
+  try {
+    for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
+      args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
+      args.weights = static_cast<const unsigned char*>(d_weights) + done * wsize;
+      args.n = std::min(kMaxSamplesPerCall, n - done);
+      args.accumulate = accumulate || done > 0;
+      s.run(args);
+    }
+  } catch (...) {
+    clear_edges_quietly(args, d_workspace, binning, stream);
+    throw;
   }
   clear_edges(args, d_workspace, binning, stream);
 }
