@@ -1,7 +1,10 @@
 // cpu_parallel: fork/join with one private histogram per thread
 // (000_c3bc3bf1a09915a1.txt, "Privatized (Per Thread) Histograms": spawn one
-// thread per core, give each a contiguous chunk of the samples and its own
-// histogram, combine the histograms at the end).
+// thread per core, give each its share of the samples and its own histogram,
+// combine the histograms at the end). The shares are contiguous chunks taken
+// from a queue (cpu_parallel_fork_join.hpp) rather than one fixed part per
+// thread, so a thread whose core is busy with something else takes fewer.
+// Small inputs run inline on the calling thread (min_bytes_per_worker).
 //
 // Each worker counts in one of four ways, chosen per problem (choose_plan):
 //  * raw_bytes (u8, i8; any binning): a byte counter (cpu_parallel_bytes.hpp,
@@ -229,8 +232,8 @@ void run_raw_words(const RunArgs& a, const Plan& plan, Output& out) {
   const auto* samples = static_cast<const unsigned char*>(a.samples);
   ChunkQueue queue = chunks_of(a, plan);
   // Raw 16-bit values index one table of 65536 counters directly; the slot
-  // map is applied when it is merged. One table: at 256 KiB, more would leave
-  // L2 (and on Zen 5 a run of one value does not serialize: docs/BENCHMARKS.md).
+  // map is applied when it is merged. One table, not sub-tables: two measured
+  // within noise of one and four slower (256 KiB each; docs/BENCHMARKS.md).
   const auto raw_value = [](std::uint16_t x) { return x; };
   count_privately(
       plan, queue, kRawWordValues, out,
