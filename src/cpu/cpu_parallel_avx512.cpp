@@ -13,16 +13,23 @@
 //     output is reduced to 64 per-bin counts with VPERMB (byte transpose),
 //     GF2P8AFFINEQB (bit transpose) and VPOPCNTB.
 //
-// The work is the same for every data pattern: no counter is incremented
-// through memory, so runs of one value do not serialize on a store-to-load
-// chain as they do in the table counters (hist[x]++). The counter runs only
-// where cpuid reports AVX512F/BW/VBMI/VBMI2/BITALG and GFNI; the functions are
-// compiled for those instructions with target attributes, never -march.
+//  3. Interleaving. Binning is bound by compresses and stores, counting by
+//     ternary logic and shifts, so each round bins its input while it counts
+//     the blocks the previous round binned (two sets of group buffers).
+//  4. Runs. A pair of vectors holding one repeated value is counted with one
+//     addition instead of being binned; a failed check backs off for a while.
 //
-// Measured on Zen 5 (docs/BENCHMARKS.md, "## CPU"): masked loads and
-// zero-masking compresses are slow inside the binning loop, so the loop uses
-// plain loads and merge-masking compresses; the masked load serves only the
-// last partial vector.
+// Otherwise the work is the same for every data pattern: no counter is
+// incremented through memory, so runs of one value do not serialize on a
+// store-to-load chain as they do in the table counters (hist[x]++). The
+// counter runs only where cpuid reports AVX512F/BW/VBMI/VBMI2/BITALG and
+// GFNI; its functions are compiled for those instructions with target
+// attributes, never -march.
+//
+// Measured on Zen 5 (docs/BENCHMARKS.md, "## CPU"): a masked load inside the
+// binning loop makes the whole counter 2.5x slower, so the loop uses plain
+// loads and a masked load serves only the last partial vector; zero-masking
+// compresses were slower than merge-masking ones.
 #include <cstddef>
 #include <cstring>
 
@@ -45,11 +52,11 @@ constexpr std::size_t kGroupBins = 64;  // selected by the low six bits
 constexpr std::size_t kVectorBytes = kAvx512VectorBytes;
 // One carry-save step: 16 vectors of eight one-hot words = 128 group bytes.
 constexpr std::size_t kCsaBlockBytes = kAvx512BlockBytes;
-// Input bytes binned per round before the groups are counted. A group gets at
-// most this plus the < 128 bytes carried from the previous round, so at most
-// 31 full blocks; each block adds at most 8 (the lanes) to a bin's byte
+// Input bytes binned per round (and counted during the next one). A group
+// gets at most this plus the < 128 bytes carried from the round before, so at
+// most 31 full blocks; each block adds at most 8 (the lanes) to a bin's byte
 // counter, so 31 * 8 = 248 cannot overflow it before it is added into the
-// 64-bit counts at the end of the round.
+// 64-bit counts, once that group's blocks of the round are counted.
 constexpr std::size_t kRoundBytes = kAvx512RoundBytes;
 static_assert(kRoundBytes % kVectorBytes == 0);
 static_assert((kRoundBytes + kCsaBlockBytes - 1) / kCsaBlockBytes * 8 <= 255);
@@ -81,6 +88,7 @@ struct CsaState {
   __m512i ones, twos, fours, eights;
 };
 
+// A full adder on every bit: low = a + b + c mod 2, high = the carry.
 LEVELHIST_TARGET_AVX512_BYTES inline void carry_save_add(__m512i& high, __m512i& low, __m512i a, __m512i b,
                                                          __m512i c) {
   high = _mm512_ternarylogic_epi64(a, b, c, 0xE8);  // majority
