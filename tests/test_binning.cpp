@@ -15,29 +15,11 @@
 namespace levelhist {
 namespace {
 
+using test::throws_error;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMax = std::numeric_limits<double>::max();
-
-// Expects fn() to throw levelhist::Error of `kind` with a non-empty message
-// that contains `needle` (when given).
-::testing::AssertionResult throws_error(const std::function<void()>& fn, ErrorKind kind, const std::string& needle = "") {
-  try {
-    fn();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    if (e.kind() != kind)
-      return ::testing::AssertionFailure() << "threw Error of kind " << static_cast<int>(e.kind()) << " (expected "
-                                           << static_cast<int>(kind) << "): " << what;
-    if (what.empty()) return ::testing::AssertionFailure() << "threw Error with an empty message";
-    if (!needle.empty() && what.find(needle) == std::string::npos)
-      return ::testing::AssertionFailure() << "message '" << what << "' does not mention '" << needle << "'";
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something other than levelhist::Error: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 // ---------------------------------------------------------------------------
 // Binning::even

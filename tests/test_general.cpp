@@ -25,22 +25,7 @@
 namespace levelhist {
 namespace {
 
-::testing::AssertionResult throws_error(const std::function<void()>& fn, ErrorKind kind, const std::string& needle = "") {
-  try {
-    fn();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    if (e.kind() != kind)
-      return ::testing::AssertionFailure() << "threw Error of kind " << static_cast<int>(e.kind()) << " (expected "
-                                           << static_cast<int>(kind) << "): " << what;
-    if (!needle.empty() && what.find(needle) == std::string::npos)
-      return ::testing::AssertionFailure() << "message '" << what << "' does not mention '" << needle << "'";
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something other than levelhist::Error: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using test::throws_error;
 
 Options cpu(std::string strategy = "auto") {
   Options o;

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
@@ -598,6 +599,27 @@ inline ::testing::AssertionResult histograms_equal(const Histogram& expected, co
     return ::testing::AssertionFailure() << "binnings differ: expected " << expected.binning().describe() << ", got "
                                          << actual.binning().describe();
   return slots_equal(expected.slots(), actual.slots(), expected.binning());
+}
+
+// Expects fn() to throw levelhist::Error of `kind` with a non-empty message
+// that contains `needle` (when given). Shared by the API, binning and general tests.
+inline ::testing::AssertionResult throws_error(const std::function<void()>& fn, ErrorKind kind,
+                                               const std::string& needle = "") {
+  try {
+    fn();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (e.kind() != kind)
+      return ::testing::AssertionFailure() << "threw Error of kind " << static_cast<int>(e.kind()) << " (expected "
+                                           << static_cast<int>(kind) << "): " << what;
+    if (what.empty()) return ::testing::AssertionFailure() << "threw Error with an empty message";
+    if (!needle.empty() && what.find(needle) == std::string::npos)
+      return ::testing::AssertionFailure() << "message '" << what << "' does not mention '" << needle << "'";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw something other than levelhist::Error: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
 }
 
 }  // namespace levelhist::test
