@@ -273,6 +273,27 @@ std::string json_totals(const Histogram& h, const std::string& indent) {
          indent + "\"nan\": " + std::to_string(h.nan());
 }
 
+// The fields every JSON document of `count` opens with, after "{":
+// command, type and the input files.
+std::string json_opening(SampleType type, const InputSet& inputs) {
+  std::string out = "  \"command\": \"count\",\n";
+  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
+  out += "  \"files\": [";
+  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
+  out += "],\n";
+  return out;
+}
+
+// The binning fields: bins, last_bin_inclusive and every edge.
+std::string json_binning(const Binning& b, const std::vector<double>& edges) {
+  std::string out = "  \"bins\": " + std::to_string(b.bins()) + ",\n";
+  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
+  out += "  \"edges\": [";
+  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
+  out += "],\n";
+  return out;
+}
+
 std::string render(Format format, SampleType type, const Histogram& all, const std::vector<Histogram>& per_file,
                    const InputSet& inputs, bool per_file_mode, const std::string& strategy) {
   const Binning& b = all.binning();
@@ -308,17 +329,9 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
   }
   // json
   out = "{\n";
-  out += "  \"command\": \"count\",\n";
-  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
-  out += "  \"files\": [";
-  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
-  out += "],\n";
+  out += json_opening(type, inputs);
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
-  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
-  out += "  \"edges\": [";
-  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
-  out += "],\n";
+  out += json_binning(b, edges);
   out += "  \"counts\": " + json_counts(all) + ",\n";
   out += json_totals(all, "  ");
   if (per_file_mode) {
@@ -364,18 +377,10 @@ std::string render_channels(Format format, SampleType type, unsigned channels, u
     return out;
   }
   out = "{\n";
-  out += "  \"command\": \"count\",\n";
-  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
-  out += "  \"files\": [";
-  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
-  out += "],\n";
+  out += json_opening(type, inputs);
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
   out += "  \"pixel_channels\": " + std::to_string(channels) + ",\n";
-  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
-  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
-  out += "  \"edges\": [";
-  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
-  out += "],\n";
+  out += json_binning(b, edges);
   out += "  \"channels\": [";
   for (std::size_t h = 0; h < hists.size(); ++h) {
     out += h ? ",\n    {\n" : "\n    {\n";
@@ -420,19 +425,11 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
     return out;
   }
   out = "{\n";
-  out += "  \"command\": \"count\",\n";
-  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
-  out += "  \"files\": [";
-  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
-  out += "],\n";
+  out += json_opening(type, inputs);
   out += "  \"weights\": " + json_string(weights_file) + ",\n";
   out += "  \"weight_type\": " + json_string(to_string(weight_type)) + ",\n";
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += "  \"bins\": " + std::to_string(b.bins()) + ",\n";
-  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
-  out += "  \"edges\": [";
-  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
-  out += "],\n";
+  out += json_binning(b, edges);
   out += "  \"sums\": [";
   for (std::uint64_t i = 0; i < b.bins(); ++i) out += (i ? ", " : "") + sum_json(h.sum(i));
   out += "],\n";
