@@ -281,6 +281,30 @@ inline std::uint64_t block_count_rows(const RunArgs& a) { return a.workspace_byt
 void launch_block_sum(std::uint32_t* counts, unsigned rows, const ByteWords& in, unsigned flip,
                       std::uint64_t* slots, bool accumulate, cudaStream_t stream);
 
+// The run function of every Count + BlockSum strategy (TRISH, Podlozhnyuk's
+// per-warp merge, Nugteren's tail kernel): `count` runs on grid_for(words)
+// blocks of `threads`, each block writing its 256 counts as one row of the
+// workspace, then launch_block_sum folds the rows into the 64-bit slots.
+template <class CountKernel, class GridFor>
+void run_count_then_block_sum(const RunArgs& a, const char* strategy, CountKernel count, int threads,
+                              GridFor grid_for) {
+  require_at_most_2g(a, strategy);
+  if (a.n == 0) {
+    clear_slots_unless_accumulating(a);
+    return;
+  }
+  const ByteWords in = split_bytes(a.samples, a.n);
+  const unsigned grid = grid_for(in.nwords);
+  if (grid > block_count_rows(a))
+    throw Error(ErrorKind::internal, std::string(strategy) + ": the workspace holds " +
+                                         std::to_string(block_count_rows(a)) + " block histograms, " +
+                                         std::to_string(grid) + " needed");
+  auto* counts = static_cast<std::uint32_t*>(a.workspace);
+  count<<<grid, threads, 0, stream_of(a)>>>(in, counts);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+  launch_block_sum(counts, grid, in, byte_bin_flip(a.type), a.slots, a.accumulate, stream_of(a));
+}
+
 // Sample counts where a word-batched kernel changes behaviour, for
 // Strategy::boundary_sizes: the 4-byte head/tail sizes, one word per thread,
 // one batch per block, one grid-wide batch, and each `period_words` (per

@@ -115,20 +115,7 @@ std::size_t workspace_bytes(const Problem& problem) {
 
 template <int K>
 void run(const RunArgs& a) {
-  require_at_most_2g(a, "gpu_trish");
-  if (a.n == 0) {
-    clear_slots_unless_accumulating(a);
-    return;
-  }
-  const ByteWords in = split_bytes(a.samples, a.n);
-  const unsigned grid = grid_for<K>(in.nwords);
-  if (grid > block_count_rows(a))
-    throw Error(ErrorKind::internal, "gpu_trish: the workspace holds " + std::to_string(block_count_rows(a)) +
-                                         " block histograms, " + std::to_string(grid) + " needed");
-  auto* counts = static_cast<std::uint32_t*>(a.workspace);
-  count_kernel<K><<<grid, kThreads, 0, stream_of(a)>>>(in, counts);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
-  launch_block_sum(counts, grid, in, byte_bin_flip(a.type), a.slots, a.accumulate, stream_of(a));
+  run_count_then_block_sum(a, "gpu_trish", count_kernel<K>, kThreads, grid_for<K>);
 }
 
 template <int K>

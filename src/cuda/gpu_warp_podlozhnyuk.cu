@@ -61,21 +61,7 @@ unsigned grid_for(std::uint64_t nwords) {
 std::size_t workspace_bytes(const Problem& problem) { return block_counts_bytes(grid_for(max_words(problem.n))); }
 
 void run(const RunArgs& a) {
-  require_at_most_2g(a, "gpu_warp_podlozhnyuk");
-  if (a.n == 0) {
-    clear_slots_unless_accumulating(a);
-    return;
-  }
-  const ByteWords in = split_bytes(a.samples, a.n);
-  const unsigned grid = grid_for(in.nwords);
-  if (grid > block_count_rows(a))
-    throw Error(ErrorKind::internal, "gpu_warp_podlozhnyuk: the workspace holds " +
-                                         std::to_string(block_count_rows(a)) + " block histograms, " +
-                                         std::to_string(grid) + " needed");
-  auto* counts = static_cast<std::uint32_t*>(a.workspace);
-  histogram256_per_warp<<<grid, kThreads, 0, stream_of(a)>>>(in, counts);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
-  launch_block_sum(counts, grid, in, byte_bin_flip(a.type), a.slots, a.accumulate, stream_of(a));
+  run_count_then_block_sum(a, "gpu_warp_podlozhnyuk", histogram256_per_warp, kThreads, grid_for);
 }
 
 std::vector<std::uint64_t> boundary_sizes(const Problem&) {
