@@ -47,9 +47,7 @@ bool backend_available(Backend backend, std::string* why_not) {
 namespace cuda {
 namespace {
 
-// CUDA strategies see at most 2^31 samples per call, so a 32-bit count of
-// one block can never overflow; the dispatcher splits larger inputs.
-constexpr std::uint64_t kMaxSamplesPerCall = std::uint64_t{1} << 31;
+using dispatch::kMaxSamplesPerCall;  // at most 2^31 samples per run() call (runtime_shared.hpp)
 
 std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -119,30 +117,9 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
                                            static_cast<cudaStream_t>(stream)));
     return;
   }
-  auto* ws = static_cast<unsigned char*>(d_workspace);
-  const double* d_edges = nullptr;
-  if (std::size_t eb = edges_bytes(binning)) {
-    LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(ws, binning.edge_values().data(), binning.edge_values().size() * sizeof(double),
-                                         cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)));
-    d_edges = reinterpret_cast<const double*>(ws);
-    ws += eb;
-    ws_bytes -= eb;
-  }
-  RunArgs args{};
-  args.type = type;
-  args.binning = &binning;
-  args.indexer = make_indexer(binning, d_edges);
+  RunArgs args = dispatch::prepare(d_workspace, ws_bytes, type, binning, stream);
   args.slots = d_slots;
-  args.workspace = ws;
-  args.workspace_bytes = ws_bytes;
-  args.stream = stream;
   const std::size_t size = sample_size(type);
-  // The edges are this call's alone: clear them afterwards, also when a
-  // strategy throws, so the workspace is zero again for whichever strategy or
-  // problem uses it next (the contract of cuda.hpp).
-  auto clear_edges = [&] {
-    if (d_edges) cudaMemsetAsync(d_workspace, 0, edges_bytes(binning), static_cast<cudaStream_t>(stream));
-  };
   try {
     for (std::uint64_t done = 0; done < n; done += kMaxSamplesPerCall) {
       args.samples = static_cast<const unsigned char*>(d_samples) + done * size;
@@ -151,11 +128,10 @@ void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, s
       s.run(args);
     }
   } catch (...) {
-    clear_edges();
+    dispatch::clear_edges_quietly(args, d_workspace, binning, stream);
     throw;
   }
-  if (d_edges)
-    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, edges_bytes(binning), static_cast<cudaStream_t>(stream)));
+  dispatch::clear_edges(args, d_workspace, binning, stream);
 }
 
 namespace {
@@ -266,6 +242,40 @@ namespace dispatch {
 std::size_t edges_bytes(const Binning& binning) { return cuda::edges_bytes(binning); }
 const Strategy& pick(const Problem& problem, const Strategy* strategy) { return cuda::pick(problem, strategy); }
 void copy_to_staging(unsigned char* dst, const unsigned char* src, std::size_t bytes) { parallel_copy(dst, src, bytes); }
+
+// Copies explicit edges into the head of the workspace and fills the RunArgs
+// fields every call shares.
+RunArgs prepare(void* d_workspace, std::size_t ws_bytes, SampleType type, const Binning& binning, void* stream) {
+  auto* ws = static_cast<unsigned char*>(d_workspace);
+  const double* d_edges = nullptr;
+  if (std::size_t eb = cuda::edges_bytes(binning)) {
+    LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(ws, binning.edge_values().data(), binning.edge_values().size() * sizeof(double),
+                                         cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)));
+    d_edges = reinterpret_cast<const double*>(ws);
+    ws += eb;
+    ws_bytes -= eb;
+  }
+  RunArgs args{};
+  args.type = type;
+  args.binning = &binning;
+  args.indexer = make_indexer(binning, d_edges);
+  args.workspace = ws;
+  args.workspace_bytes = ws_bytes;
+  args.stream = stream;
+  return args;
+}
+
+// The edges prepare() staged were the call's alone: clear them, so the
+// workspace is zero again for whichever strategy or problem uses it next (cuda.hpp).
+void clear_edges(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream) {
+  if (args.indexer.edges)
+    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, cuda::edges_bytes(binning), static_cast<cudaStream_t>(stream)));
+}
+
+// The same when a strategy threw: unchecked, the strategy's error is the one to report.
+void clear_edges_quietly(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream) {
+  if (args.indexer.edges) cudaMemsetAsync(d_workspace, 0, cuda::edges_bytes(binning), static_cast<cudaStream_t>(stream));
+}
 
 }  // namespace dispatch
 }  // namespace cuda

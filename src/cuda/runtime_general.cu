@@ -18,7 +18,10 @@
 namespace levelhist::cuda {
 namespace {
 
+using dispatch::clear_edges;
+using dispatch::clear_edges_quietly;
 using dispatch::kMaxSamplesPerCall;
+using dispatch::prepare;
 
 cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
@@ -26,40 +29,6 @@ void check_workspace(std::size_t given, std::size_t needed) {
   if (given < needed)
     throw Error(ErrorKind::usage, "the CUDA workspace is too small: " + std::to_string(given) + " bytes given, " +
                                       std::to_string(needed) + " needed");
-}
-
-// Copies explicit edges into the head of the workspace and fills the RunArgs
-// fields every call shares (as cuda::histogram does).
-RunArgs prepare(void* d_workspace, std::size_t ws_bytes, SampleType type, const Binning& binning, void* stream) {
-  auto* ws = static_cast<unsigned char*>(d_workspace);
-  const double* d_edges = nullptr;
-  if (std::size_t eb = dispatch::edges_bytes(binning)) {
-    LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(ws, binning.edge_values().data(), binning.edge_values().size() * sizeof(double),
-                                         cudaMemcpyHostToDevice, as_stream(stream)));
-    d_edges = reinterpret_cast<const double*>(ws);
-    ws += eb;
-    ws_bytes -= eb;
-  }
-  RunArgs args{};
-  args.type = type;
-  args.binning = &binning;
-  args.indexer = make_indexer(binning, d_edges);
-  args.workspace = ws;
-  args.workspace_bytes = ws_bytes;
-  args.stream = stream;
-  return args;
-}
-
-// The edges prepare() staged were the call's alone: clear them (the
-// workspace is zero on return, cuda.hpp), as cuda::histogram does.
-void clear_edges(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream) {
-  if (args.indexer.edges)
-    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, dispatch::edges_bytes(binning), as_stream(stream)));
-}
-
-// The same when a strategy threw: unchecked, the strategy's error is the one to report.
-void clear_edges_quietly(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream) {
-  if (args.indexer.edges) cudaMemsetAsync(d_workspace, 0, dispatch::edges_bytes(binning), as_stream(stream));
 }
 
 Problem pixels_problem(SampleType type, const PixelLayout& layout, const Binning& binning) {

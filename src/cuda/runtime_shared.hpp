@@ -18,5 +18,12 @@ std::size_t edges_bytes(const Binning& binning);
 const Strategy& pick(const Problem& problem, const Strategy* strategy);
 // memcpy into a pinned staging buffer with several threads (fast from freshly mapped files).
 void copy_to_staging(unsigned char* dst, const unsigned char* src, std::size_t bytes);
+// Stages explicit edges at the head of the workspace and fills the RunArgs
+// fields every call shares (type, binning, indexer, workspace, stream).
+RunArgs prepare(void* d_workspace, std::size_t ws_bytes, SampleType type, const Binning& binning, void* stream);
+// Clears the staged edges after the call (checked), or after a strategy threw
+// (unchecked: the strategy's error is the one to report).
+void clear_edges(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream);
+void clear_edges_quietly(const RunArgs& args, void* d_workspace, const Binning& binning, void* stream);
 
 }  // namespace levelhist::cuda::dispatch
