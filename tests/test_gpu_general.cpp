@@ -81,7 +81,10 @@ class Device {
   std::size_t size_ = 0;
 };
 
-// One zeroed-once workspace, checked to be zero after every call.
+// One zeroed-once workspace, checked to be zero after every call. Callers pass
+// the byte count they asked get() for, never size(): the order in which a
+// call's arguments are evaluated is unspecified, and size() read before get()
+// grew the buffer handed the strategies a stale, too-small size.
 class Workspace {
  public:
   void* get(std::size_t bytes) {
@@ -216,7 +219,7 @@ struct PlainRunner {
     TEST_CUDA(cudaMemcpy(d_slots, initial.data(), b.slots() * 8, cudaMemcpyHostToDevice));
     try {
       const std::size_t bytes = cuda::workspace_bytes(problem, &s);
-      cuda::histogram(workspace.get(bytes), workspace.size(), d, n, type, b, d_slots, accumulate, nullptr, &s);
+      cuda::histogram(workspace.get(bytes), bytes, d, n, type, b, d_slots, accumulate, nullptr, &s);
       TEST_CUDA(cudaDeviceSynchronize());
       std::vector<std::uint64_t> got = download<std::uint64_t>(d_slots, b.slots());
       std::vector<std::uint64_t> want = expected;
@@ -353,7 +356,7 @@ TEST(GpuGeneral, PixelsEveryChannelSubsetAndLayout) {
                 std::vector<std::uint64_t> initial(S * k);
                 for (std::size_t i = 0; i < initial.size(); ++i) initial[i] = accumulate ? 1000 + i : ~i;
                 TEST_CUDA(cudaMemcpy(d_slots, initial.data(), initial.size() * 8, cudaMemcpyHostToDevice));
-                cuda::histogram_pixels(workspace.get(ws), workspace.size(), d_roi, type, layout, nb.binning, d_slots,
+                cuda::histogram_pixels(workspace.get(ws), ws, d_roi, type, layout, nb.binning, d_slots,
                                        accumulate, nullptr, s);
                 TEST_CUDA(cudaDeviceSynchronize());
                 const auto got = download<std::uint64_t>(d_slots, S * k);
@@ -486,7 +489,7 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
                   for (bool accumulate : {false, true}) {
                     std::vector<double> initial(S, accumulate ? 0.5 : -12345.0);
                     TEST_CUDA(cudaMemcpy(d_sums, initial.data(), S * 8, cudaMemcpyHostToDevice));
-                    cuda::histogram_weighted(workspace.get(wsb), workspace.size(), dx, n, c.type, dw, wt, c.binning,
+                    cuda::histogram_weighted(workspace.get(wsb), wsb, dx, n, c.type, dw, wt, c.binning,
                                              d_sums, accumulate, nullptr, s);
                     TEST_CUDA(cudaDeviceSynchronize());
                     const auto got = download<double>(d_sums, S);
@@ -595,7 +598,7 @@ TEST(GpuGeneral, DispatcherSplitsImagesByRowsAndWholePixels) {
       const std::uint64_t k = levelhist::detail::active_count(layout), S = b.slots();
       auto* d_slots = reinterpret_cast<std::uint64_t*>(slots.reserve(k * S * 8));
       const std::size_t ws = cuda::workspace_bytes_pixels(SampleType::u8, layout, b, s);
-      cuda::histogram_pixels(workspace.get(ws), workspace.size(), d, SampleType::u8, layout, b, d_slots, false, nullptr, s);
+      cuda::histogram_pixels(workspace.get(ws), ws, d, SampleType::u8, layout, b, d_slots, false, nullptr, s);
       const auto got = download<std::uint64_t>(d_slots, k * S);
       std::uint64_t h = 0;
       for (unsigned c = 0; c < 3; ++c) {
