@@ -1,0 +1,71 @@
+// levelhist: images in memory and on disk (issue 6), for the image workflow of
+// 002_f653b0f55bd9c251.txt: read an image, histogram its channels, threshold
+// or equalize it, write the result.
+//
+//   levelhist::image::Image img = levelhist::image::read_image("photo.png");
+//   std::vector<levelhist::Histogram> h = levelhist::image::channel_histograms(img);  // image_ops.hpp
+//   levelhist::image::write_image("copy.pgm", img);
+//
+// Formats: Netpbm P2/P5 (gray) and P3/P6 (RGB), maxval 1..65535, 16-bit
+// samples big-endian on disk as the format says, '#' comments in headers; PNG
+// through libpng (8 and 16 bit; gray, gray+alpha, RGB, RGBA; palettes
+// expanded to RGB or RGBA, bit depths below 8 widened to 8) when levelhist was
+// built with it (png_supported()). Every malformed file throws
+// Error(ErrorKind::input) with one line naming the file and what is wrong.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "levelhist/sample_type.hpp"
+
+namespace levelhist::image {
+
+// Pixels in memory: rows top to bottom, pixels left to right, channels
+// interleaved (gray; gray, alpha; R, G, B; R, G, B, A), no padding between rows.
+// 8-bit images hold one byte per sample; 16-bit images one host-endian
+// std::uint16_t per sample (2 bytes in `bytes`).
+struct Image {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  std::uint32_t channels = 1;    // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+  std::uint32_t bit_depth = 8;   // 8 or 16: the sample size in memory
+  std::uint32_t maxval = 255;    // the largest sample value the file allows (PNM maxval; PNG 255 or 65535)
+  std::vector<std::uint8_t> bytes;  // width * height * channels * (bit_depth / 8)
+
+  // u8 or u16.
+  SampleType sample_type() const { return bit_depth == 16 ? SampleType::u16 : SampleType::u8; }
+  std::size_t bytes_per_sample() const { return bit_depth / 8; }
+  std::uint64_t samples() const { return std::uint64_t{width} * height * channels; }
+  bool has_alpha() const { return channels == 2 || channels == 4; }
+  // The sample of channel c of pixel (x, y), widened.
+  std::uint32_t at(std::uint32_t x, std::uint32_t y, std::uint32_t c) const;
+  void set(std::uint32_t x, std::uint32_t y, std::uint32_t c, std::uint32_t value);
+  // A zeroed image of that shape; throws Error(usage) for channels outside 1..4,
+  // a bit depth other than 8/16, maxval 0 or beyond the bit depth, or a size
+  // whose byte count does not fit memory.
+  static Image blank(std::uint32_t width, std::uint32_t height, std::uint32_t channels, std::uint32_t bit_depth,
+                     std::uint32_t maxval = 0 /* 0: 255 or 65535 by bit_depth */);
+};
+
+enum class FileFormat : std::uint8_t { pnm, png };
+
+// True when this build reads and writes PNG (libpng found at configure time).
+bool png_supported();
+
+// Reads a PNM or PNG file, told apart by its first bytes (not its name).
+Image read_image(const std::string& path);
+// The same from memory; `name` is what error messages call it.
+Image decode_image(std::span<const std::uint8_t> file, const std::string& name = "input");
+
+// Writes binary PNM (P5 gray, P6 RGB; 16-bit samples big-endian; maxval kept)
+// or PNG (8/16 bit, every channel count). PNM has no alpha: gray+alpha and
+// RGBA images throw Error(usage) suggesting PNG. The format follows the
+// extension (.pgm .ppm .pnm -> PNM, .png -> PNG; anything else: Error(usage)).
+void write_image(const std::string& path, const Image& img);
+void write_image(const std::string& path, const Image& img, FileFormat format);
+std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format);
+
+}  // namespace levelhist::image
