@@ -83,6 +83,16 @@ std::string render_svg(const Figure& figure);
 // Writes text to a file; throws Error(input) naming the path when it cannot.
 void write_svg_file(const std::string& path, const std::string& svg);
 
+// The file formats a plot can be written in, chosen by the path's extension
+// (case-insensitive): .svg, or .png in builds with PNG support
+// (image::png_supported()). Anything else throws Error(usage) naming the path
+// and the extensions that work. `image --plot`, `count --plot` and the
+// benchmark's figures all go through write_plot.
+enum class PlotFormat : unsigned char { svg, png };
+PlotFormat plot_format(const std::string& path);
+void write_plot(const std::string& path, const Chart& chart);
+void write_plot(const std::string& path, const Figure& figure);
+
 // The i-th color of the built-in palette (cycles; colorblind-safe first eight).
 std::string_view palette_color(std::size_t i);
 

@@ -1,0 +1,45 @@
+// levelhist: writing a plot in the format its file name asks for (plot.hpp).
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "levelhist/error.hpp"
+#include "levelhist/plot.hpp"
+
+namespace levelhist::plot {
+namespace {
+
+std::string lower_extension(const std::string& path) {
+  std::size_t slash = path.find_last_of('/');
+  std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+template <class Drawing>
+void write_drawing(const std::string& path, const Drawing& drawing) {
+  switch (plot_format(path)) {
+    case PlotFormat::svg:
+      write_svg_file(path, render_svg(drawing));
+      return;
+    case PlotFormat::png:
+      // Raster output arrives with the PNG renderer (issue 6).
+      throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG plots are not in this build; name an .svg file");
+  }
+}
+
+}  // namespace
+
+PlotFormat plot_format(const std::string& path) {
+  std::string ext = lower_extension(path);
+  if (ext == ".svg") return PlotFormat::svg;
+  if (ext == ".png") return PlotFormat::png;
+  throw Error(ErrorKind::usage, "cannot tell the plot format of '" + path + "'; name an .svg or .png file");
+}
+
+void write_plot(const std::string& path, const Chart& chart) { write_drawing(path, chart); }
+void write_plot(const std::string& path, const Figure& figure) { write_drawing(path, figure); }
+
+}  // namespace levelhist::plot
