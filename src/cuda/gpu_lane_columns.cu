@@ -37,11 +37,14 @@ struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
   static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
-  // Bytes per block below which no further block is launched. Small on purpose:
-  // one SM reads only ~35 GB/s (the chip's 4.5 TB/s over 132 SMs), so a 1 MiB
-  // call spread over 32 blocks spends ~1 us just reading; over 256 blocks the
-  // read takes ~0.25 us, while the extra block merges run in parallel.
-  static constexpr std::uint64_t kMinBytesPerBlock = 4 * 1024;
+  // Bytes per block below which no further block is launched: one full step of
+  // kUnroll 16-byte loads per thread (32 KiB). A small call then costs one
+  // memory round trip per thread (all its loads in flight at once) and as few
+  // blocks as can carry them, so the per-block tail (row sums, 256 global
+  // additions, the ticket) is paid as few times as possible. 4 KiB per block
+  // (256 blocks at 1 MiB) measured no faster at 1 MiB and slower at 16 MiB
+  // (docs/PERFORMANCE.md section 4).
+  static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
 };
 
 constexpr int kBins = 256;
@@ -73,6 +76,12 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     count_byte((w >> 16) & 0xff);
     count_byte(w >> 24);
   };
+  auto count_vector = [&](uint4 v) {
+    count_word(v.x);
+    count_word(v.y);
+    count_word(v.z);
+    count_word(v.w);
+  };
 
   // Bytes before the first 16-byte boundary and after the last one: block 0
   // counts them (at most 15 + 15 bytes).
@@ -92,19 +101,20 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 #pragma unroll
     for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldg(body + i + u * stride);
 #pragma unroll
-    for (int u = 0; u < Policy::kUnroll; ++u) {
-      count_word(v[u].x);
-      count_word(v[u].y);
-      count_word(v[u].z);
-      count_word(v[u].w);
-    }
+    for (int u = 0; u < Policy::kUnroll; ++u) count_vector(v[u]);
   }
-  for (; i < words; i += stride) {
-    uint4 v = __ldg(body + i);
-    count_word(v.x);
-    count_word(v.y);
-    count_word(v.z);
-    count_word(v.w);
+  // The last, partial step (fewer than kUnroll words left for this thread):
+  // the same loads, each guarded, all in flight together. A plain remainder
+  // loop would wait one memory round trip per word, which is what a 16 MiB
+  // call did with the whole grid in it (13.4 us, docs/PERFORMANCE.md).
+  if (i < words) {
+    uint4 v[Policy::kUnroll];
+#pragma unroll
+    for (int u = 0; u < Policy::kUnroll; ++u)
+      if (i + u * stride < words) v[u] = __ldg(body + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < Policy::kUnroll; ++u)
+      if (i + u * stride < words) count_vector(v[u]);
   }
   __syncthreads();
 
