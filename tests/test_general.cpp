@@ -400,6 +400,39 @@ TEST(BinMaps, IntegerShiftOnEverySixteenBitValue) {
   EXPECT_FALSE(binmap::int_shift_applies(SampleType::u16, Binning::explicit_edges({0, 1, 2})));
 }
 
+// The direct map (slot = sample - lower) where it applies, and where it must not.
+TEST(BinMaps, DirectMapOnEveryEightAndSixteenBitValue) {
+  struct Case {
+    SampleType type;
+    Binning binning;
+  };
+  const std::vector<Case> cases = {{SampleType::u16, Binning::per_value(SampleType::u16)},
+                                   {SampleType::i16, Binning::per_value(SampleType::i16)},
+                                   {SampleType::u8, Binning::per_value(SampleType::u8)},
+                                   {SampleType::i8, Binning::per_value(SampleType::i8)},
+                                   {SampleType::u16, Binning::even(65536 + 7, -7, 65536)},
+                                   {SampleType::u8, Binning::even(300, -10, 290, true)},
+                                   {SampleType::u8, Binning::even(256, 0, 256, true)}};
+  for (const Case& c : cases) {
+    ASSERT_TRUE(binmap::direct_applies(c.type, c.binning)) << c.binning.describe();
+    const binmap::DirectMap m = binmap::make_direct(c.binning);
+    auto check = [&](auto tag) {
+      using T = decltype(tag);
+      EXPECT_EQ(mismatches_every_value<T>(c.binning, [&](T v) { return m(v); }), 0u) << c.binning.describe();
+    };
+    if (c.type == SampleType::u16) check(std::uint16_t{});
+    if (c.type == SampleType::i16) check(std::int16_t{});
+    if (c.type == SampleType::u8) check(std::uint8_t{});
+    if (c.type == SampleType::i8) check(std::int8_t{});
+  }
+  // A value outside [lower, upper), a width other than 1, 32-bit samples: not this map.
+  EXPECT_FALSE(binmap::direct_applies(SampleType::u16, Binning::even(65535, 0, 65535)));
+  EXPECT_FALSE(binmap::direct_applies(SampleType::u16, Binning::even(65536, 1, 65537)));
+  EXPECT_FALSE(binmap::direct_applies(SampleType::i16, Binning::per_value(SampleType::u16)));
+  EXPECT_FALSE(binmap::direct_applies(SampleType::u16, Binning::even(32768, 0, 65536)));
+  EXPECT_FALSE(binmap::direct_applies(SampleType::u32, Binning::even(65536, 0, 65536)));
+}
+
 TEST(BinMaps, IntegerShiftOnThirtyTwoBitKeys) {
   const std::vector<Binning> bins = {Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0),
                                      Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0),

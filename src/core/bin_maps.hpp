@@ -188,6 +188,27 @@ IntShiftMap<Wide> make_int_shift(const Binning& b) {
   return m;
 }
 
+// Unit-width bins that cover every value of an 8/16-bit sample type (one bin
+// per value, or wider ranges around it): the slot is the sample minus the lower
+// bound, no range checks. One subtraction instead of IntShiftMap's five
+// operations matters where the loop is issue-bound: u16 with 65536 bins in
+// gpu_split_bins counts every sample in two blocks (docs/PERFORMANCE-general.md).
+struct DirectMap {
+  std::int32_t lower;
+  LEVELHIST_HD std::uint32_t operator()(std::int32_t x) const { return static_cast<std::uint32_t>(x - lower); }
+};
+
+inline bool direct_applies(SampleType type, const Binning& b) {
+  if (!int_shift_applies(type, b) || int_shift_of(b) != 0 || sample_size(type) > 2) return false;
+  const bool is_signed = type == SampleType::i8 || type == SampleType::i16;
+  const int bits = 8 * static_cast<int>(sample_size(type));
+  const double type_min = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double type_max = (is_signed ? -type_min : std::ldexp(1.0, bits)) - 1;
+  return b.lower() <= type_min && b.upper() > type_max;  // every value in [lower, upper): no under/overflow
+}
+
+inline DirectMap make_direct(const Binning& b) { return DirectMap{static_cast<std::int32_t>(b.lower())}; }
+
 // ---- even bins, any sample type -------------------------------------------------
 struct EvenParams {
   BinIndexer ix;  // even binning: no edge pointer

@@ -114,13 +114,14 @@ __device__ __forceinline__ Split16 split16(const unsigned char* p, std::uint64_t
 // A map has operator()(T) -> slot, table_bytes() of shared memory for its
 // tables, and setup(), which each block calls once to load them.
 
-enum class MapKind : std::uint8_t { int_shift, even, cells, generic };
+enum class MapKind : std::uint8_t { direct, int_shift, even, cells, generic };
 
 // Bins of explicit edges a cell table serves (its thresholds live in shared memory).
 inline constexpr std::uint64_t kMaxCellBins = 4096;
 
 // The map a problem uses (docs/PERFORMANCE-general.md: the cheapest exact one).
 inline MapKind choose_map(SampleType type, const Binning& b) {
+  if (binmap::direct_applies(type, b)) return MapKind::direct;
   if (binmap::int_shift_applies(type, b)) return MapKind::int_shift;
   if (b.kind() == BinKind::even) return MapKind::even;
   const bool floats = sample_size(type) <= 2 || type == SampleType::f32;
@@ -130,6 +131,7 @@ inline MapKind choose_map(SampleType type, const Binning& b) {
 
 inline const char* map_name(MapKind k) {
   switch (k) {
+    case MapKind::direct: return "sample - lower";
     case MapKind::int_shift: return "integer shift";
     case MapKind::even: return "float margin + exact double";
     case MapKind::cells: return "cell table";
@@ -141,6 +143,14 @@ inline const char* map_name(MapKind k) {
 template <class T>
 struct ShiftMap {
   binmap::IntShiftMap<(sizeof(T) == 4)> m;
+  static constexpr std::size_t table_bytes() { return 0; }
+  __device__ __forceinline__ void setup(unsigned char*) {}
+  __device__ __forceinline__ std::uint32_t operator()(T x) const { return m(x); }
+};
+
+template <class T>
+struct DirectSlotMap {
+  binmap::DirectMap m;
   static constexpr std::size_t table_bytes() { return 0; }
   __device__ __forceinline__ void setup(unsigned char*) {}
   __device__ __forceinline__ std::uint32_t operator()(T x) const { return m(x); }
@@ -199,6 +209,12 @@ template <class T, class Launch>
 void with_map(const RunArgs& a, MapKind kind, void* table_region, Launch&& launch) {
   const Binning& b = *a.binning;
   switch (kind) {
+    case MapKind::direct:
+      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+        launch(DirectSlotMap<T>{binmap::make_direct(b)});
+        return;
+      }
+      break;
     case MapKind::int_shift:
       if constexpr (std::is_integral_v<T>) {
         launch(ShiftMap<T>{binmap::make_int_shift<(sizeof(T) == 4)>(b)});
