@@ -83,6 +83,15 @@ void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint6
   }
 }
 
+void fill_pixels_checked(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
+                         const Options& options, StrategyLog& log) {
+  try {
+    log.add(fill_pixels(hists, type, pixels, layout, options));
+  } catch (const Error& e) {
+    rethrow_with_fix(e);
+  }
+}
+
 const Strategy& resolve_checked(const Problem& problem, const Options& options) {
   try {
     return resolve_strategy(problem, options);
