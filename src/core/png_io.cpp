@@ -153,7 +153,7 @@ Image decode_png(std::span<const std::uint8_t> file, const std::string& name) {
     case ReadStatus::ok: break;
     case ReadStatus::libpng_error:
       input_error(name, std::string("not a valid PNG image (libpng: ") + s.error.text + ")",
-                  "the file is damaged or incomplete; re-create it");
+                  "the file is damaged or incomplete: re-create it");
     case ReadStatus::too_large:
       input_error(name, "a PNG image of " + std::to_string(shape.width) + " x " + std::to_string(shape.height) +
                             " pixels is too large for memory", "the file is damaged or not a real image");

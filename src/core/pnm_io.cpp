@@ -65,7 +65,7 @@ class PnmReader {
     skip_space(field, true);
     if (pos_ >= file_.size())
       input_error(name_, std::string("truncated ") + label_ + " header: the file ends before the " + field,
-                  "the file is incomplete; re-create it");
+                  "the file is incomplete: re-create it");
     if (!is_digit(file_[pos_]))
       malformed(std::string("expected the ") + field + " (a decimal number), found " + describe_here());
     std::uint64_t v = 0;
@@ -84,7 +84,7 @@ class PnmReader {
     if (pos_ >= file_.size())
       input_error(name_, std::string("truncated ") + label_ + " pixel data: " + std::to_string(index) + " of " +
                              std::to_string(count) + " samples",
-                  "the file is incomplete; re-create it");
+                  "the file is incomplete: re-create it");
     if (!is_digit(file_[pos_]))
       input_error(name_, "sample " + std::to_string(index) + " is " + describe_here() + ", not a decimal number",
                   "plain " + std::string(label_) + " samples are decimal numbers separated by whitespace");
@@ -106,7 +106,7 @@ class PnmReader {
   }
   [[noreturn]] void above_maxval(std::uint64_t index, std::uint32_t maxval) const {
     input_error(name_, "sample " + std::to_string(index) + " is above the maxval " + std::to_string(maxval),
-                "every sample must be 0..maxval; fix the file or its maxval");
+                "every sample must be 0..maxval: fix the file or its maxval");
   }
   const std::string& name() const { return name_; }
   const char* label() const { return label_; }
@@ -126,12 +126,9 @@ class PnmReader {
   const char* label_;
 };
 
+// The caller checked that the file holds the whole raster.
 void read_binary_raster(PnmReader& r, Image& img) {
   const std::size_t need = img.bytes.size();
-  if (r.remaining() < need)
-    input_error(r.name(), std::string("truncated ") + r.label() + " pixel data: " + std::to_string(r.remaining()) +
-                              " of " + std::to_string(need) + " bytes",
-                "the file is incomplete; re-create it");
   const std::size_t n = need / img.bytes_per_sample();
   const std::uint8_t* p = r.here();
   // On disk 16-bit samples are big-endian; in memory host order.
@@ -178,17 +175,23 @@ Image decode_pnm(std::span<const std::uint8_t> file, const std::string& name) {
   if (!kind->plain) {
     if (r.remaining() == 0)
       input_error(name, std::string("truncated ") + kind->label + " header: the file ends after the maxval",
-                  "the file is incomplete; re-create it");
+                  "the file is incomplete: re-create it");
     if (*r.here() == '#') r.skip_comment();
     else if (is_space(*r.here())) r.advance(1);
     else r.malformed("the maxval is not followed by whitespace");
   }
-  // Every sample takes at least one byte of the file: refuse before allocating for a damaged header.
+  // Refuse a raster the file cannot hold before allocating it (a damaged header
+  // must not ask for gigabytes): binary samples take their exact size, plain
+  // ones at least one byte each.
   const std::uint64_t samples = width * height * kind->channels;
-  if (samples > r.remaining())
+  if (!kind->plain && r.remaining() < bytes)
+    input_error(name, std::string("truncated ") + kind->label + " pixel data: " + std::to_string(r.remaining()) +
+                          " of " + std::to_string(bytes) + " bytes",
+                "the file is incomplete: re-create it");
+  if (kind->plain && samples > r.remaining())
     input_error(name, std::string("truncated ") + kind->label + " pixel data: " + std::to_string(samples) +
                           " samples cannot fit in the " + std::to_string(r.remaining()) + " bytes left",
-                "the file is incomplete; re-create it");
+                "the file is incomplete: re-create it");
   Image img;
   img.width = static_cast<std::uint32_t>(width);
   img.height = static_cast<std::uint32_t>(height);
