@@ -293,6 +293,22 @@ TEST_F(CliImage, ThresholdRefusesGrayAlpha) {
   EXPECT_NE(r.err.find("gray+alpha"), std::string::npos) << r.err;
 }
 
+TEST_F(CliImage, GrayImagesTakeEveryStrategyColorOnesThoseForPixels) {
+  // Gray samples are one plain array, which cpu_parallel counts; it has no pixel layouts.
+  const Image img = gray8({{3, 1, 4, 1, 5}, {9, 2, 6, 5, 3}});
+  const std::string gray = file("g.pgm", pnm_file(img, false));
+  Json j = parse_json(ok({"image", gray, "--strategy", "cpu_parallel", "--format", "json"}).out);
+  EXPECT_EQ(j["strategy"].str(), "cpu_parallel");
+  EXPECT_EQ(j["channels"].array()[0]["counts"].array()[1].u64(), 2u);  // two 1s
+  ok({"equalize", gray, "-o", path("e.pgm"), "--strategy", "cpu_parallel"});
+  // The library's Otsu (checked by hand in test_image_ops.cpp) on the same pixels.
+  const std::uint32_t t = levelhist::image::otsu_threshold(levelhist::image::channel_histograms(img).front());
+  EXPECT_EQ(ok({"threshold", gray, "-o", path("t.pgm"), "--otsu", "--strategy", "cpu_parallel"}).out,
+            "threshold " + std::to_string(t) + "\n");
+  const std::string rgb = file("c.ppm", pnm_file(pattern(3, 5, 3, 8, 255), false));
+  EXPECT_NE(run_keeping(rgb, {"image", rgb, "--strategy", "cpu_parallel"}, 1).err.find("--strategy"), std::string::npos);
+}
+
 TEST_F(CliImage, HelpForEachCommand) {
   for (const std::string cmd : {"image", "threshold", "equalize"}) {
     EXPECT_EQ(ok({"help", cmd}).out.rfind("Usage: levelhist " + cmd, 0), 0u) << cmd;

@@ -8,7 +8,8 @@ namespace {
 
 constexpr std::uint64_t kMaxThreads = 1024;
 
-// A library error as a CLI error: keep its kind, add a fix when it has none.
+}  // namespace
+
 [[noreturn]] void rethrow_with_fix(const Error& e) {
   std::string msg = e.what();
   if (msg.find("; ") == std::string::npos) {
@@ -22,8 +23,6 @@ constexpr std::uint64_t kMaxThreads = 1024;
   }
   throw Error(e.kind(), msg);
 }
-
-}  // namespace
 
 std::vector<OptionSpec> run_option_specs() {
   return {{"--format", true}, {"--backend", true}, {"--strategy", true}, {"--threads", true}};
@@ -78,15 +77,6 @@ void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint6
                   StrategyLog& log) {
   try {
     log.add(fill(hist, type, data, n, options));
-  } catch (const Error& e) {
-    rethrow_with_fix(e);
-  }
-}
-
-void fill_pixels_checked(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
-                         const Options& options, StrategyLog& log) {
-  try {
-    log.add(fill_pixels(hists, type, pixels, layout, options));
   } catch (const Error& e) {
     rethrow_with_fix(e);
   }

@@ -121,9 +121,8 @@ void require_gray(const image::Image& img, const std::string& path, const std::s
 
 // One histogram per channel, counted by the strategy the run options pick.
 std::vector<Histogram> count_channels(const image::Image& img, const Options& options, StrategyLog& log) {
-  const Binning binning = Binning::per_value(img.sample_type());
-  std::vector<Histogram> hists(img.channels, Histogram(binning));
-  fill_pixels_checked(hists, img.sample_type(), img.bytes.data(), image::pixel_layout(img), options, log);
+  std::vector<Histogram> hists(img.channels, Histogram(Binning::per_value(img.sample_type())));
+  log.add(call_with_fix([&]() -> const Strategy& { return image::fill_channels(hists, img, options); }));
   return hists;
 }
 
@@ -338,7 +337,7 @@ int run_equalize(const std::vector<std::string>& args) {
   RunOptions run = parse_run_options(p);
   const image::Image img = image::read_image(file);
   require_gray(img, file, "equalize", true);
-  image::write_image(out, image::equalize(img, run.library));
+  image::write_image(out, call_with_fix([&] { return image::equalize(img, run.library); }));
   return 0;
 }
 

@@ -17,14 +17,15 @@
 
 namespace levelhist::image {
 
-// How `img`'s bytes look to the pixel API (levelhist.hpp): every channel
-// active, packed rows.
-PixelLayout pixel_layout(const Image& img);
-
 // One histogram per channel in channel order, one bin per value (256 bins for
 // 8-bit images, 65536 for 16-bit ones, whatever the maxval), counted by
-// levelhist::histogram_pixels, so on the GPU when `options` allow it.
+// levelhist's strategies, so on the GPU when `options` allow it.
 std::vector<Histogram> channel_histograms(const Image& img, const Options& options = {});
+// Adds `img`'s samples into `hists` (one per channel, each with the binning
+// Binning::per_value(img.sample_type())) and returns the strategy that ran.
+// Gray images are one plain array for levelhist::fill, which every strategy
+// takes; images of more channels go through levelhist::fill_pixels.
+const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, const Options& options = {});
 
 // The percentiles ChannelStats reports, in this order.
 inline constexpr std::array<unsigned, 6> kPercentiles = {1, 5, 25, 75, 95, 99};

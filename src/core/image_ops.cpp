@@ -60,14 +60,20 @@ std::uint32_t percentile_of(const ValueCounts& v, unsigned p) {
 
 }  // namespace
 
-PixelLayout pixel_layout(const Image& img) {
-  return PixelLayout{img.channels, (1u << img.channels) - 1u, img.width, img.height, 0};
+const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, const Options& options) {
+  detail::check_image(img, "histogram the image");
+  if (hists.size() != img.channels)
+    throw Error(ErrorKind::usage, "fill_channels got " + std::to_string(hists.size()) + " histograms for " +
+                                      std::to_string(img.channels) + " channels; pass one per channel");
+  if (img.channels == 1) return fill(hists[0], img.sample_type(), img.bytes.data(), img.samples(), options);
+  const PixelLayout layout{img.channels, (1u << img.channels) - 1u, img.width, img.height, 0};
+  return fill_pixels(hists, img.sample_type(), img.bytes.data(), layout, options);
 }
 
 std::vector<Histogram> channel_histograms(const Image& img, const Options& options) {
-  detail::check_image(img, "histogram the image");
-  return histogram_pixels(img.sample_type(), img.bytes.data(), pixel_layout(img), Binning::per_value(img.sample_type()),
-                          options);
+  std::vector<Histogram> hists(img.channels, Histogram(Binning::per_value(img.sample_type())));
+  fill_channels(hists, img, options);
+  return hists;
 }
 
 std::uint32_t percentile(const Histogram& h, unsigned p) {
