@@ -4,14 +4,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
+#include "core/file_names.hpp"
 #include "core/image_codecs.hpp"
 
 namespace levelhist::image {
@@ -108,15 +107,6 @@ std::size_t sample_index(const Image& img, std::uint32_t x, std::uint32_t y, std
   return (std::size_t{y} * img.width + x) * img.channels + c;
 }
 
-std::string lower_extension(const std::string& path) {
-  std::size_t slash = path.find_last_of('/');
-  std::size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return ext;
-}
-
 #if !LEVELHIST_HAVE_PNG
 [[noreturn]] void no_png(const std::string& doing) {
   throw Error(ErrorKind::input, doing + ": this levelhist was built without PNG support; "
@@ -211,7 +201,7 @@ void write_image(const std::string& path, const Image& img, FileFormat format) {
 }
 
 void write_image(const std::string& path, const Image& img) {
-  const std::string ext = lower_extension(path);
+  const std::string ext = levelhist::detail::lower_extension(path);
   if (ext == ".pgm" || ext == ".ppm" || ext == ".pnm") return write_image(path, img, FileFormat::pnm);
   if (ext == ".png") return write_image(path, img, FileFormat::png);
   throw Error(ErrorKind::usage, "cannot tell the image format of '" + path + "' from its extension; name a .pgm, .ppm, "
