@@ -358,6 +358,9 @@ TEST(Png, BuildsWithoutPngSayHowToGetIt) {
   const std::string sig = "\x89PNG\r\n\x1a\n";
   EXPECT_TRUE(throws_error([&] { decode_image(as_bytes(sig), "x.png"); }, ErrorKind::input, "libpng"));
   EXPECT_TRUE(throws_error([&] { encode_image(pattern(1, 1, 1, 8, 255), FileFormat::png); }, ErrorKind::input, "libpng"));
+  const std::string out = (fs::temp_directory_path() / "levelhist-no-png-test.png").string();
+  EXPECT_TRUE(throws_error([&] { write_image(out, pattern(1, 1, 1, 8, 255)); }, ErrorKind::input, out + ": "));
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace

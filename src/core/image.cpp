@@ -197,6 +197,9 @@ std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format) {
 }
 
 void write_image(const std::string& path, const Image& img, FileFormat format) {
+#if !LEVELHIST_HAVE_PNG
+  if (format == FileFormat::png) no_png(path + ": cannot write PNG");
+#endif
   detail::write_file_atomically(path, encode_image(img, format));
 }
 
