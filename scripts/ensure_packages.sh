@@ -2,7 +2,7 @@
 # Installs the Debian packages levelhist needs to build and test, if missing.
 # CUDA is optional: it is used when nvcc is found (PATH or /usr/local/cuda).
 set -euo pipefail
-needed=(cmake g++ make libgtest-dev pkg-config)
+needed=(cmake g++ make libgtest-dev pkg-config libpng-dev zlib1g-dev)
 missing=()
 for p in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

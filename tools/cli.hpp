@@ -13,10 +13,16 @@ namespace levelhist::cli {
 int run_count(const std::vector<std::string>& args);
 int run_text(const std::vector<std::string>& args);
 int run_list(const std::vector<std::string>& args);
+int run_image(const std::vector<std::string>& args);
+int run_threshold(const std::vector<std::string>& args);
+int run_equalize(const std::vector<std::string>& args);
 
 extern const char* const kCountHelp;
 extern const char* const kTextHelp;
 extern const char* const kListHelp;
+extern const char* const kImageHelp;
+extern const char* const kThresholdHelp;
+extern const char* const kEqualizeHelp;
 
 // --format, --backend, --strategy and --threads, as count and text take them.
 struct RunOptions {
@@ -41,6 +47,17 @@ struct StrategyLog {
 // and turning a library error into a one-line CLI error with a fix.
 void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
                   StrategyLog& log);
+// A library error as a CLI error: its kind kept, a fix added when it has none.
+[[noreturn]] void rethrow_with_fix(const Error& e);
+// Runs a library call `f`, reporting its errors as rethrow_with_fix does.
+template <class F>
+decltype(auto) call_with_fix(F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    rethrow_with_fix(e);
+  }
+}
 // Resolves (without counting) the strategy for a problem, so that a strategy
 // that cannot take it fails before any input is read.
 const Strategy& resolve_checked(const Problem& problem, const Options& options);

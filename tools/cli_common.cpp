@@ -8,7 +8,8 @@ namespace {
 
 constexpr std::uint64_t kMaxThreads = 1024;
 
-// A library error as a CLI error: keep its kind, add a fix when it has none.
+}  // namespace
+
 [[noreturn]] void rethrow_with_fix(const Error& e) {
   std::string msg = e.what();
   if (msg.find("; ") == std::string::npos) {
@@ -22,8 +23,6 @@ constexpr std::uint64_t kMaxThreads = 1024;
   }
   throw Error(e.kind(), msg);
 }
-
-}  // namespace
 
 std::vector<OptionSpec> run_option_specs() {
   return {{"--format", true}, {"--backend", true}, {"--strategy", true}, {"--threads", true}};

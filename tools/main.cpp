@@ -26,6 +26,9 @@ const char* const kMainHelp =
     "  count   histogram of binary samples (u8 ... f64) in files or standard input\n"
     "  text    the 7-bin letter histogram of PMPP chapter 9 (a-d, e-h, ..., y-z)\n"
     "  list    the strategies of this build and whether they run here\n"
+    "  image   histogram and statistics of every channel of a PGM, PPM or PNG image\n"
+    "  threshold  binarize a gray image at a value or Otsu's threshold\n"
+    "  equalize   histogram-equalize an 8-bit gray image\n"
     "  bench   the benchmark (GPU; --cpu for the CPU one)\n"
     "  help    'levelhist help COMMAND' shows a command's options\n"
     "\n"
@@ -37,13 +40,17 @@ const char* const kMainHelp =
     "Examples:\n"
     "  levelhist count image.raw\n"
     "  levelhist count --type f32 --bins 50 --range auto --format json data.f32\n"
-    "  levelhist text --fold-case book.txt\n";
+    "  levelhist text --fold-case book.txt\n"
+    "  levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n";
 
 const char* const kBenchHelp =
     "Usage: levelhist bench [ARGUMENT]...\n"
     "Run the benchmark: the GPU benchmark, or the CPU one with --cpu. Every ARGUMENT\n"
     "goes to the benchmark unchanged; 'levelhist bench --help' shows what it takes.\n"
     "See docs/BENCHMARKS.md.\n";
+
+// What the errors for an unknown command suggest.
+const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize and bench";
 
 // One line: a message must never break the one-line rule.
 std::string one_line(std::string s) {
@@ -83,17 +90,23 @@ int dispatch(const std::vector<std::string>& args) {
     else if (topic == "text") write_stdout(kTextHelp);
     else if (topic == "list") write_stdout(kListHelp);
     else if (topic == "bench") write_stdout(kBenchHelp);
+    else if (topic == "image") write_stdout(kImageHelp);
+    else if (topic == "threshold") write_stdout(kThresholdHelp);
+    else if (topic == "equalize") write_stdout(kEqualizeHelp);
     else if (topic == "help" || topic == "--help" || topic == "-h") write_stdout(kMainHelp);
-    else usage_error("no help for unknown command " + quote(topic), "the commands are count, text, list and bench");
+    else usage_error("no help for unknown command " + quote(topic), kCommandList);
     return 0;
   }
   if (cmd == "count") return run_count(rest);
   if (cmd == "text") return run_text(rest);
   if (cmd == "list") return run_list(rest);
   if (cmd == "bench") return bench::bench_main(rest);
+  if (cmd == "image") return run_image(rest);
+  if (cmd == "threshold") return run_threshold(rest);
+  if (cmd == "equalize") return run_equalize(rest);
   if (!cmd.empty() && cmd[0] == '-')
     usage_error("unknown option " + quote(cmd) + " before the command", "run 'levelhist --help'");
-  usage_error("unknown command " + quote(cmd), "the commands are count, text, list and bench (see 'levelhist --help')");
+  usage_error("unknown command " + quote(cmd), std::string(kCommandList) + " (see 'levelhist --help')");
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// levelhist: what the image workflow of issue 6 does with an image — one
+// histogram per channel, statistics from a histogram, Otsu's threshold,
+// binarization and histogram equalization (OpenCV's definitions).
+//
+//   auto img = levelhist::image::read_image("coins.pgm");
+//   auto h = levelhist::image::channel_histograms(img);          // one per channel
+//   std::uint32_t t = levelhist::image::otsu_threshold(h[0]);    // cv::THRESH_OTSU
+//   levelhist::image::write_image("coins-bw.pgm", levelhist::image::threshold(img, t));
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "levelhist/histogram.hpp"
+#include "levelhist/image.hpp"
+#include "levelhist/levelhist.hpp"
+
+namespace levelhist::image {
+
+// One histogram per channel in channel order, one bin per value (256 bins for
+// 8-bit images, 65536 for 16-bit ones, whatever the maxval), counted by
+// levelhist's strategies, so on the GPU when `options` allow it.
+std::vector<Histogram> channel_histograms(const Image& img, const Options& options = {});
+// Adds `img`'s samples into `hists` (one per channel, each with the binning
+// Binning::per_value(img.sample_type())) and returns the strategy that ran.
+// Gray images are one plain array for levelhist::fill, which every strategy
+// takes; images of more channels go through levelhist::fill_pixels.
+const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, const Options& options = {});
+
+// The percentiles ChannelStats reports, in this order.
+inline constexpr std::array<unsigned, 6> kPercentiles = {1, 5, 25, 75, 95, 99};
+
+// Statistics of the samples a histogram counted. Percentiles use the
+// nearest-rank definition: the p-th percentile of N samples is the smallest
+// value v with at least ceil(p * N / 100) samples <= v (and at least one);
+// the median is the 50th percentile, so the lower middle value for even N.
+struct ChannelStats {
+  std::uint64_t count = 0;  // samples in the bins
+  std::uint32_t min = 0;
+  std::uint32_t max = 0;
+  double mean = 0.0;
+  std::uint32_t median = 0;
+  std::array<std::uint32_t, kPercentiles.size()> percentiles{};  // of kPercentiles
+};
+
+// From the cumulative counts of a histogram with one bin per value starting
+// at 0 (channel_histograms'). Throws Error(usage) for any other binning and
+// Error(input) for a histogram with no sample in its bins.
+ChannelStats stats(const Histogram& h);
+// The nearest-rank p-th percentile, p in 1..100 (Error(usage) otherwise).
+std::uint32_t percentile(const Histogram& h, unsigned p);
+
+// Otsu's threshold exactly as OpenCV's cv::threshold(..., THRESH_OTSU)
+// computes it (getThreshVal_Otsu): the bin index maximizing the between-class
+// variance q1 q2 (mu1 - mu2)^2 of the classes [0, t] and (t, N), first
+// maximum wins, in OpenCV's double arithmetic; 0 when no split has two
+// non-empty classes. Defined the same way for 65536 bins. Same errors as stats().
+std::uint32_t otsu_threshold(const Histogram& h);
+
+// cv::THRESH_BINARY: samples > t become the maxval, the others 0. Gray images
+// only: Error(usage) for more channels.
+Image threshold(const Image& img, std::uint32_t t);
+
+// cv::equalizeHist: on 8-bit gray images, value v becomes
+// round((cdf(v) - cdf_min) * 255 / (N - cdf_min)) in OpenCV's float
+// arithmetic, cdf_min the count of the smallest value present; an image of one
+// value is returned unchanged. Error(usage) for other images.
+Image equalize(const Image& img, const Options& options = {});
+
+}  // namespace levelhist::image

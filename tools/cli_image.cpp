@@ -1,0 +1,344 @@
+// `levelhist image`, `threshold` and `equalize`: the image workflow of issue 6
+// (read an image, histogram its channels, binarize or equalize it, write it).
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "cli.hpp"
+#include "levelhist/image.hpp"
+#include "levelhist/image_ops.hpp"
+#include "levelhist/plot.hpp"
+
+namespace levelhist::cli {
+
+const char* const kImageHelp =
+    "Usage: levelhist image [OPTION]... FILE\n"
+    "The histogram of every channel of an image (PGM, PPM or PNG) and its statistics:\n"
+    "min, max, mean, median and the 1st, 5th, 25th, 75th, 95th and 99th percentiles\n"
+    "(nearest rank: the smallest value with at least p% of the samples at or below it).\n"
+    "One bin per value: 256 for 8-bit images, 65536 for 16-bit ones.\n"
+    "\n"
+    "  --format F        table (default): statistics and a coarse bar view per channel;\n"
+    "                    csv: value,<channel>... one row per value;\n"
+    "                    json: the image's shape and, in \"channels\", one object per\n"
+    "                    channel with name, counts and the statistics\n"
+    "  --plot OUT        also draw the histograms, one color per channel, into OUT\n"
+    "                    (.svg, or .png in builds with PNG support)\n"
+    "  --backend B       auto (default), cpu or cuda\n"
+    "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
+    "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
+    "Example: levelhist image --format json --plot hist.svg photo.png\n";
+
+const char* const kThresholdHelp =
+    "Usage: levelhist threshold FILE -o OUT (--value T | --otsu)\n"
+    "Binarize a gray image as OpenCV's THRESH_BINARY: samples above T become the\n"
+    "image's maxval, the others 0. Prints the threshold used (\"threshold T\").\n"
+    "\n"
+    "  -o, --output OUT  the binarized image; the format follows OUT's extension\n"
+    "                    (.pgm, .pnm or .png); never the input file\n"
+    "  --value T         the threshold, 0..65535\n"
+    "  --otsu            Otsu's threshold from the image's histogram, exactly as\n"
+    "                    OpenCV's THRESH_OTSU computes it\n"
+    "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
+    "Example: levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n";
+
+const char* const kEqualizeHelp =
+    "Usage: levelhist equalize FILE -o OUT\n"
+    "Histogram equalization of an 8-bit gray image, as OpenCV's equalizeHist: value v\n"
+    "becomes round((cdf(v) - cdf_min) * 255 / (pixels - cdf_min)); an image of one\n"
+    "value is written unchanged.\n"
+    "\n"
+    "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
+    "                    (.pgm, .pnm or .png); never the input file\n"
+    "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
+    "Example: levelhist equalize dark.png -o even.png\n";
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- what the three commands share ------------------------------------------------
+
+// The one FILE operand.
+std::string single_input(const ParsedArgs& p, const std::string& command) {
+  if (p.operands.size() != 1)
+    usage_error("'" + command + "' takes one image FILE, not " + std::to_string(p.operands.size()),
+                "see 'levelhist " + command + " --help'");
+  if (p.operands[0] == "-")
+    usage_error("'" + command + "' reads an image file, not standard input", "give the image's file name");
+  return p.operands[0];
+}
+
+// Refuses an output that is the input itself (same name, or the same file through another name).
+void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {
+  std::error_code ec;
+  const bool same = input == output || fs::equivalent(input, output, ec);
+  if (same)
+    usage_error(option + " " + quote(output) + " is the input file, which levelhist never overwrites",
+                "name another output file");
+}
+
+// -o / --output, required, never the input.
+std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input) {
+  if (p.has("-o") && p.has("--output")) usage_error("-o and --output both name the output", "give one of them");
+  std::optional<std::string> out = p.has("-o") ? p.value("-o") : p.value("--output");
+  if (!out) usage_error("'" + command + "' needs an output file", "add -o OUT (e.g. -o result.pgm)");
+  refuse_overwriting_input(input, *out, "-o");
+  return *out;
+}
+
+// The run options without --format: threshold and equalize print no table.
+std::vector<OptionSpec> image_run_specs(std::vector<OptionSpec> extra) {
+  std::vector<OptionSpec> specs = run_option_specs();
+  specs.erase(std::remove_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.name == "--format"; }),
+              specs.end());
+  specs.insert(specs.end(), extra.begin(), extra.end());
+  return specs;
+}
+
+std::string describe_shape(const image::Image& img) {
+  static const char* const kKinds[5] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
+  return std::to_string(img.bit_depth) + "-bit " + kKinds[img.channels];
+}
+
+// The gray-only commands' check: the file's content, so an input error (exit 1).
+void require_gray(const image::Image& img, const std::string& path, const std::string& command, bool eight_bit) {
+  if (img.channels == 1 && (!eight_bit || img.bit_depth == 8)) return;
+  const std::string needs = eight_bit ? "8-bit gray" : "gray";
+  input_error(quote(path) + " holds " + describe_shape(img) + " pixels; '" + command + "' works on " + needs +
+                  " images only" + (eight_bit ? " (as OpenCV's equalizeHist)" : ""),
+              "convert it to " + needs + " first");
+}
+
+// One histogram per channel, counted by the strategy the run options pick.
+std::vector<Histogram> count_channels(const image::Image& img, const Options& options, StrategyLog& log) {
+  std::vector<Histogram> hists(img.channels, Histogram(Binning::per_value(img.sample_type())));
+  log.add(call_with_fix([&]() -> const Strategy& { return image::fill_channels(hists, img, options); }));
+  return hists;
+}
+
+// ---- image: output --------------------------------------------------------------
+
+std::vector<std::string> channel_names(std::uint32_t channels) {
+  switch (channels) {
+    case 1: return {"gray"};
+    case 2: return {"gray", "alpha"};
+    case 3: return {"red", "green", "blue"};
+    default: return {"red", "green", "blue", "alpha"};
+  }
+}
+
+std::string channel_color(const std::string& name) {
+  if (name == "red") return "#d62728";
+  if (name == "green") return "#2ca02c";
+  if (name == "blue") return "#1f77b4";
+  if (name == "alpha") return "#9467bd";
+  return "#555555";
+}
+
+struct ImageReport {
+  std::string file;
+  const image::Image& img;
+  std::vector<std::string> names;
+  std::vector<Histogram> hists;
+  std::vector<image::ChannelStats> stats;
+  std::string strategy;
+};
+
+// "p1", "p5", ...: built by appending, as GCC 12 warns (-Wrestrict) on "p" + std::string.
+std::string percentile_name(std::size_t k) {
+  std::string name = "p";
+  name += std::to_string(image::kPercentiles[k]);
+  return name;
+}
+
+// (label, value) lines of one channel's statistics, shared by the table and its order.
+std::vector<std::pair<std::string, std::string>> stat_lines(const image::ChannelStats& s) {
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"min", std::to_string(s.min)},
+      {"max", std::to_string(s.max)},
+      {"mean", format_number(s.mean)},
+      {"median", std::to_string(s.median)}};
+  for (std::size_t k = 0; k < image::kPercentiles.size(); ++k)
+    lines.emplace_back(percentile_name(k), std::to_string(s.percentiles[k]));
+  return lines;
+}
+
+// At most this many bars per channel in the table: values grouped into ranges.
+constexpr std::uint64_t kTableBars = 32;
+
+std::string render_table(const ImageReport& r) {
+  const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
+  const std::uint64_t group = (values + kTableBars - 1) / kTableBars;
+  const int width = terminal_width();
+  std::string out = r.file + ": " + std::to_string(r.img.width) + " x " + std::to_string(r.img.height) + ", " +
+                    describe_shape(r.img) + ", maxval " + std::to_string(r.img.maxval) + "\n";
+  for (std::size_t c = 0; c < r.hists.size(); ++c) {
+    out += "\n==> " + r.names[c] + " <==\n";
+    out += render_summary(stat_lines(r.stats[c]));
+    std::vector<TableRow> rows;
+    for (std::uint64_t lo = 0; lo < values; lo += group) {
+      const std::uint64_t hi = std::min(values, lo + group);
+      std::uint64_t n = 0;
+      for (std::uint64_t v = lo; v < hi; ++v) n += r.hists[c].count(v);
+      rows.push_back({group == 1 ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi - 1), n});
+    }
+    out += render_rows(rows, r.hists[c].total(), width);
+  }
+  return out;
+}
+
+std::string render_csv(const ImageReport& r) {
+  std::string out = "value";
+  for (const std::string& n : r.names) out += ',', out += n;
+  out += '\n';
+  const std::uint64_t bins = r.hists.front().bins();
+  for (std::uint64_t v = 0; v < bins; ++v) {
+    out += std::to_string(v);
+    for (const Histogram& h : r.hists) out += ',', out += std::to_string(h.count(v));
+    out += '\n';
+  }
+  return out;
+}
+
+std::string render_json(const ImageReport& r) {
+  std::string out = "{\n";
+  out += "  \"command\": \"image\",\n";
+  out += "  \"file\": " + json_string(r.file) + ",\n";
+  out += "  \"width\": " + std::to_string(r.img.width) + ",\n";
+  out += "  \"height\": " + std::to_string(r.img.height) + ",\n";
+  // "channels" is the list below, so the count has its own name.
+  out += "  \"channel_count\": " + std::to_string(r.img.channels) + ",\n";
+  out += "  \"bit_depth\": " + std::to_string(r.img.bit_depth) + ",\n";
+  out += "  \"maxval\": " + std::to_string(r.img.maxval) + ",\n";
+  out += "  \"strategy\": " + json_string(r.strategy) + ",\n";
+  out += "  \"channels\": [";
+  for (std::size_t c = 0; c < r.hists.size(); ++c) {
+    const image::ChannelStats& s = r.stats[c];
+    out += c ? ",\n    {\n" : "\n    {\n";
+    out += "      \"name\": " + json_string(r.names[c]) + ",\n";
+    out += "      \"counts\": [";
+    for (std::uint64_t v = 0; v < r.hists[c].bins(); ++v) out += (v ? ", " : "") + std::to_string(r.hists[c].count(v));
+    out += "],\n";
+    out += "      \"min\": " + std::to_string(s.min) + ",\n";
+    out += "      \"max\": " + std::to_string(s.max) + ",\n";
+    out += "      \"mean\": " + format_number(s.mean) + ",\n";
+    out += "      \"median\": " + std::to_string(s.median) + ",\n";
+    out += "      \"percentiles\": {";
+    for (std::size_t k = 0; k < image::kPercentiles.size(); ++k)
+      out += (k ? ", " : "") + json_string(percentile_name(k)) + ": " + std::to_string(s.percentiles[k]);
+    out += "}\n    }";
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+// Values per plotted bar: one per value up to this many values, else grouped.
+constexpr std::uint64_t kPlotBars = 1024;
+
+plot::Chart histogram_chart(const ImageReport& r) {
+  const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
+  const std::uint64_t group = values <= kPlotBars ? 1 : (values + 255) / 256;
+  plot::Chart chart;
+  chart.kind = plot::ChartKind::bars;
+  chart.title = fs::path(r.file).filename().string() + ": histogram per channel";
+  chart.x = {"sample value"};
+  chart.x.min = 0;
+  chart.x.max = static_cast<double>(values);
+  chart.y = {group == 1 ? std::string("pixels") : "pixels per " + std::to_string(group) + " values"};
+  chart.bar_width = static_cast<double>(group);
+  for (std::size_t c = 0; c < r.hists.size(); ++c) {
+    plot::Series s;
+    s.label = r.names[c];
+    s.color = channel_color(r.names[c]);
+    for (std::uint64_t lo = 0; lo < values; lo += group) {
+      std::uint64_t n = 0;
+      for (std::uint64_t v = lo; v < std::min(values, lo + group); ++v) n += r.hists[c].count(v);
+      s.points.push_back({static_cast<double>(lo) + static_cast<double>(group) / 2.0, static_cast<double>(n)});
+    }
+    chart.series.push_back(std::move(s));
+  }
+  return chart;
+}
+
+}  // namespace
+
+int run_image(const std::vector<std::string>& args) {
+  std::vector<OptionSpec> specs = run_option_specs();
+  specs.push_back({"--plot", true});
+  ParsedArgs p = parse_args("image", args, specs);
+  if (p.help) {
+    write_stdout(kImageHelp);
+    return 0;
+  }
+  const std::string file = single_input(p, "image");
+  const std::optional<std::string> plot_path = p.value("--plot");
+  if (plot_path) {
+    plot::plot_format(*plot_path);  // a usage error for an unknown extension, before any work
+    refuse_overwriting_input(file, *plot_path, "--plot");
+  }
+  RunOptions run = parse_run_options(p);
+  const image::Image img = image::read_image(file);
+  StrategyLog log;
+  ImageReport report{file, img, channel_names(img.channels), count_channels(img, run.library, log), {}, log.joined()};
+  for (const Histogram& h : report.hists) report.stats.push_back(image::stats(h));
+  if (plot_path) plot::write_plot(*plot_path, histogram_chart(report));
+  switch (run.format) {
+    case Format::table: write_stdout(render_table(report)); break;
+    case Format::csv: write_stdout(render_csv(report)); break;
+    case Format::json: write_stdout(render_json(report)); break;
+  }
+  return 0;
+}
+
+int run_threshold(const std::vector<std::string>& args) {
+  ParsedArgs p = parse_args("threshold", args, image_run_specs({{"-o", true}, {"--output", true}, {"--value", true},
+                                                                 {"--otsu", false}}));
+  if (p.help) {
+    write_stdout(kThresholdHelp);
+    return 0;
+  }
+  const std::string file = single_input(p, "threshold");
+  const std::string out = output_path(p, "threshold", file);
+  if (p.has("--value") == p.has("--otsu"))
+    usage_error(p.has("--otsu") ? "--value and --otsu both give the threshold" : "no threshold given",
+                "give --value T or --otsu");
+  RunOptions run = parse_run_options(p);
+  std::uint32_t t = 0;
+  if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
+  const image::Image img = image::read_image(file);
+  require_gray(img, file, "threshold", false);
+  if (p.has("--otsu")) {
+    StrategyLog log;
+    t = image::otsu_threshold(count_channels(img, run.library, log).front());
+  }
+  image::write_image(out, image::threshold(img, t));
+  write_stdout("threshold " + std::to_string(t) + "\n");
+  return 0;
+}
+
+int run_equalize(const std::vector<std::string>& args) {
+  ParsedArgs p = parse_args("equalize", args, image_run_specs({{"-o", true}, {"--output", true}}));
+  if (p.help) {
+    write_stdout(kEqualizeHelp);
+    return 0;
+  }
+  const std::string file = single_input(p, "equalize");
+  const std::string out = output_path(p, "equalize", file);
+  RunOptions run = parse_run_options(p);
+  const image::Image img = image::read_image(file);
+  require_gray(img, file, "equalize", true);
+  image::write_image(out, call_with_fix([&] { return image::equalize(img, run.library); }));
+  return 0;
+}
+
+}  // namespace levelhist::cli
