@@ -48,7 +48,11 @@ enum class LineStyle : unsigned char { solid, dashed, dotted };
 struct Series {
   std::string label;
   std::vector<Point> points;  // points with a non-finite coordinate, or <= 0 on a log axis, are skipped
-  std::string color;          // any SVG color; empty: the palette color given to this label
+  // "#rrggbb", "#rgb" or a name: black, white, gray, red, green, blue, orange,
+  // vermillion, yellow, purple, pink, brown, olive, cyan, skyblue, bluishgreen
+  // (anything else throws Error(usage) when drawn); empty: the palette color
+  // given to this label.
+  std::string color;
   LineStyle style = LineStyle::solid;
   bool markers = true;  // line charts: a dot at every point
 };
