@@ -4,6 +4,7 @@
 #include <string>
 
 #include "levelhist/error.hpp"
+#include "levelhist/image.hpp"
 #include "levelhist/plot.hpp"
 
 namespace levelhist::plot {
@@ -25,8 +26,10 @@ void write_drawing(const std::string& path, const Drawing& drawing) {
       write_svg_file(path, render_svg(drawing));
       return;
     case PlotFormat::png:
-      // Raster output arrives with the PNG renderer (issue 6).
-      throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG plots are not in this build; name an .svg file");
+      if (!image::png_supported())
+        throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG output needs libpng at build time; name an .svg file");
+      image::write_image(path, render_image(drawing), image::FileFormat::png);
+      return;
   }
 }
 
