@@ -74,10 +74,12 @@ class Canvas {
       for (int px = xa; px < xb; ++px) pixel(px, py, c, alpha);
   }
 
-  // A square pen of `thickness` pixels centred on (x, y).
+  // A square pen of `thickness` pixels centred on (x, y). The nudge keeps a
+  // point computed as 128.99999... on pixel 129, so straight lines have no holes.
   void dot(double x, double y, int thickness, Rgb c) {
-    int xa = static_cast<int>(std::floor(x - thickness / 2.0 + 0.5));
-    int ya = static_cast<int>(std::floor(y - thickness / 2.0 + 0.5));
+    constexpr double kNudge = 1e-6;
+    int xa = static_cast<int>(std::floor(x - thickness / 2.0 + 0.5 + kNudge));
+    int ya = static_cast<int>(std::floor(y - thickness / 2.0 + 0.5 + kNudge));
     for (int dy = 0; dy < thickness; ++dy)
       for (int dx = 0; dx < thickness; ++dx) pixel(xa + dx, ya + dy, c);
   }
