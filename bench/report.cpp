@@ -457,7 +457,7 @@ std::vector<std::string> write_plots(const std::string& dir, const Results& r) {
       fig.panels.push_back(std::move(chart));
     }
     std::string path = (std::filesystem::path(dir) / (s.name + ".svg")).string();
-    plot::write_svg_file(path, plot::render_svg(fig));
+    plot::write_plot(path, fig);
     written.push_back(path);
   }
   return written;

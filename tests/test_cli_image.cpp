@@ -3,9 +3,11 @@
 // pixels, the errors (one line, exit 2 usage / 1 input), and that the input
 // file is never modified.
 #include <levelhist/image_ops.hpp>
+#include <set>
 
 #include "cli_test_support.hpp"
 #include "image_test_support.hpp"
+#include "svg_check.hpp"
 
 namespace {
 
@@ -168,10 +170,19 @@ TEST_F(CliImage, TableShowsEachChannelsStatistics) {
 }
 
 TEST_F(CliImage, PlotDrawsOneSeriesPerChannel) {
-  const std::string path = file("rgb.ppm", pnm_file(pattern(17, 2, 3, 8, 255), false));
+  const Image img = pattern(17, 2, 3, 8, 255);
+  const std::string path = file("rgb.ppm", pnm_file(img, false));
   ok({"image", path, "--plot", this->path("hist.svg")});
   const std::string svg = read_file(this->path("hist.svg"));
-  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  // One bar per non-empty (channel, value): the distinct values of each channel.
+  std::uint64_t expected_bars = 0;
+  for (std::uint32_t c = 0; c < 3; ++c) {
+    std::set<std::uint32_t> values;
+    for (std::uint32_t y = 0; y < img.height; ++y)
+      for (std::uint32_t x = 0; x < img.width; ++x) values.insert(img.at(x, y, c));
+    expected_bars += values.size();
+  }
+  EXPECT_EQ(svg_check::check(svg).count("rect", "bar"), expected_bars);
   for (const char* name : {"red", "green", "blue"}) EXPECT_NE(svg.find(name), std::string::npos) << name;
   EXPECT_NE(svg.find("sample value"), std::string::npos);
 }

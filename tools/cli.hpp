@@ -62,6 +62,9 @@ decltype(auto) call_with_fix(F&& f) {
 // that cannot take it fails before any input is read.
 const Strategy& resolve_checked(const Problem& problem, const Options& options);
 
+// Every bin edge (bins + 1 numbers) of a binning, as the CLI prints them.
+std::vector<double> bin_edges(const Binning& b);
+
 // The operands, or "-" (standard input) when there are none.
 std::vector<std::string> input_operands(const ParsedArgs& args);
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "levelhist/bin_index.hpp"
 
 namespace levelhist::cli {
 namespace {
@@ -22,6 +23,14 @@ constexpr std::uint64_t kMaxThreads = 1024;
     }
   }
   throw Error(e.kind(), msg);
+}
+
+std::vector<double> bin_edges(const Binning& b) {
+  if (b.kind() == BinKind::edges) return b.edge_values();
+  BinIndexer ix = make_indexer(b);  // the edges exactly as the counting code computes them
+  std::vector<double> e(b.bins() + 1);
+  for (std::uint64_t i = 0; i <= b.bins(); ++i) e[i] = ix.even_edge(i);
+  return e;
 }
 
 std::vector<OptionSpec> run_option_specs() {

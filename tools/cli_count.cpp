@@ -12,8 +12,8 @@
 #include <type_traits>
 
 #include "cli.hpp"
+#include "cli_plot.hpp"
 #include "input.hpp"
-#include "levelhist/bin_index.hpp"
 
 namespace levelhist::cli {
 
@@ -50,6 +50,9 @@ const char* const kCountHelp =
     "                    csv: bin,lower,upper,count for every bin;\n"
     "                    json: one object with counts, edges, totals, type, strategy\n"
     "  --per-file        one histogram per FILE, each labelled\n"
+    "  --plot OUT        also draw the histogram as bars into OUT, an .svg file (or\n"
+    "                    .png in builds with libpng): one series per FILE with\n"
+    "                    --per-file, per channel with --channels\n"
     "  -h, --help        show this help\n"
     "\n"
     "Samples below the first edge count as underflow, at or above the last as overflow,\n"
@@ -225,14 +228,6 @@ void check_counter_memory(const Binning& b, std::size_t histograms) {
 
 // ---- output -----------------------------------------------------------------
 
-std::vector<double> edges_of(const Binning& b) {
-  if (b.kind() == BinKind::edges) return b.edge_values();
-  BinIndexer ix = make_indexer(b);
-  std::vector<double> e(b.bins() + 1);
-  for (std::uint64_t i = 0; i <= b.bins(); ++i) e[i] = ix.even_edge(i);
-  return e;
-}
-
 std::string bin_label(const Binning& b, const std::vector<double>& edges, std::uint64_t i, bool unit) {
   if (unit) return format_number(edges[i]);
   bool closed = b.last_bin_inclusive() && i + 1 == b.bins();
@@ -297,7 +292,7 @@ std::string json_binning(const Binning& b, const std::vector<double>& edges) {
 std::string render(Format format, SampleType type, const Histogram& all, const std::vector<Histogram>& per_file,
                    const InputSet& inputs, bool per_file_mode, const std::string& strategy) {
   const Binning& b = all.binning();
-  std::vector<double> edges = edges_of(b);
+  std::vector<double> edges = bin_edges(b);
   std::string out;
   if (format == Format::table) {
     int width = terminal_width();
@@ -357,7 +352,7 @@ std::string render_channels(Format format, SampleType type, unsigned channels, u
   std::vector<unsigned> ids;
   for (unsigned c = 0; c < channels; ++c)
     if (active >> c & 1u) ids.push_back(c);
-  std::vector<double> edges = edges_of(b);
+  std::vector<double> edges = bin_edges(b);
   std::string out;
   if (format == Format::table) {
     int width = terminal_width();
@@ -403,7 +398,7 @@ std::string sum_json(double v) { return std::isfinite(v) ? format_number(v) : "n
 std::string render_weighted(Format format, SampleType type, SampleType weight_type, const std::string& weights_file,
                             const WeightedHistogram& h, const InputSet& inputs, const std::string& strategy) {
   const Binning& b = h.binning();
-  std::vector<double> edges = edges_of(b);
+  std::vector<double> edges = bin_edges(b);
   std::string out;
   if (format == Format::table) {
     bool unit = b.unit_integer_bins();
@@ -440,6 +435,19 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
   return out;
 }
 
+// ---- --plot ---------------------------------------------------------------------
+
+std::string input_name(const Input& in) { return in.is_stdin ? std::string("standard input") : in.arg; }
+
+// The plot's title: the input's name, or the first names and how many more.
+std::string inputs_title(const InputSet& inputs) {
+  std::string title;
+  const std::size_t shown = inputs.size() <= 3 ? inputs.size() : 2;
+  for (std::size_t i = 0; i < shown; ++i) title += (i ? ", " : "") + input_name(inputs[i]);
+  if (shown < inputs.size()) title += " and " + std::to_string(inputs.size() - shown) + " more";
+  return title;
+}
+
 // A library call as the CLI reports errors (cli_common.cpp's fill_checked does
 // the same for plain counts): keep the kind, add a fix when there is none.
 template <class F>
@@ -474,7 +482,8 @@ int run_count(const std::vector<std::string>& args) {
                              {"--channels", true},
                              {"--active", true},
                              {"--weights", true},
-                             {"--weight-type", true}});
+                             {"--weight-type", true},
+                             {kPlotOption, true}});
   ParsedArgs p = parse_args("count", args, specs);
   if (p.help) {
     write_stdout(kCountHelp);
@@ -509,6 +518,8 @@ int run_count(const std::vector<std::string>& args) {
   if (weighted && *p.value("--weights") == "-")
     usage_error("--weights cannot read standard input", "give the weights in a file");
   RunOptions run = parse_run_options(p);
+  const std::optional<std::string> plot_path = p.value(kPlotOption);
+  if (plot_path) check_plot_path(*plot_path);
   // ... then values (exit 1).
   BinArgs bin_args;
   bin_args.numpy = p.has("--numpy");
@@ -587,6 +598,15 @@ int run_count(const std::vector<std::string>& args) {
       }, &progress);
     progress.finish();
     if (log.names.empty()) log.add(planned);
+    if (plot_path) {
+      std::vector<HistogramSeries> series;
+      for (unsigned c = 0, h = 0; c < channels; ++c)
+        if (active >> c & 1u) {
+          ChannelStyle style = channel_style(c, channels);
+          series.push_back({style.label, &channel_hists[h++], style.color});
+        }
+      write_plot_checked(*plot_path, histogram_chart(series, inputs_title(inputs)));
+    }
     write_stdout(render_channels(run.format, type, channels, active, channel_hists, inputs, log.joined()));
     return 0;
   }
@@ -605,6 +625,11 @@ int run_count(const std::vector<std::string>& args) {
     progress.finish();
     if (used != weight_count) weights_mismatch(used);
     if (log.names.empty()) log.add(planned);
+    if (plot_path) {
+      BarSeries bars{"", {}, ""};
+      for (std::uint64_t i = 0; i < binning->bins(); ++i) bars.values.push_back(sums.sum(i));
+      write_plot_checked(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
+    }
     write_stdout(render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, log.joined()));
     return 0;
   }
@@ -621,6 +646,14 @@ int run_count(const std::vector<std::string>& args) {
   }
   progress.finish();
   if (log.names.empty()) log.add(planned);
+  // The plot is written before standard output, so that a plot that cannot be
+  // written fails the run with nothing printed, as every other failure does.
+  if (plot_path) {
+    std::vector<HistogramSeries> series;
+    for (std::size_t f = 0; f < per_file.size(); ++f) series.push_back({input_name(inputs[f]), &per_file[f], ""});
+    write_plot_checked(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
+                                                 : histogram_chart(all, inputs_title(inputs)));
+  }
   write_stdout(render(run.format, type, all, per_file, inputs, per_file_mode, log.joined()));
   return 0;
 }

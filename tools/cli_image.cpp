@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "cli.hpp"
+#include "cli_plot.hpp"
 #include "levelhist/image.hpp"
 #include "levelhist/image_ops.hpp"
 #include "levelhist/plot.hpp"
@@ -129,20 +130,9 @@ std::vector<Histogram> count_channels(const image::Image& img, const Options& op
 // ---- image: output --------------------------------------------------------------
 
 std::vector<std::string> channel_names(std::uint32_t channels) {
-  switch (channels) {
-    case 1: return {"gray"};
-    case 2: return {"gray", "alpha"};
-    case 3: return {"red", "green", "blue"};
-    default: return {"red", "green", "blue", "alpha"};
-  }
-}
-
-std::string channel_color(const std::string& name) {
-  if (name == "red") return "#d62728";
-  if (name == "green") return "#2ca02c";
-  if (name == "blue") return "#1f77b4";
-  if (name == "alpha") return "#9467bd";
-  return "#555555";
+  std::vector<std::string> names;
+  for (unsigned c = 0; c < channels; ++c) names.push_back(channel_style(c, channels).label);
+  return names;
 }
 
 struct ImageReport {
@@ -242,31 +232,29 @@ std::string render_json(const ImageReport& r) {
   return out;
 }
 
-// Values per plotted bar: one per value up to this many values, else grouped.
+// Values per plotted bar: one per value up to this many values, else grouped
+// (a 16-bit channel is drawn as 256 bars of 256 values).
 constexpr std::uint64_t kPlotBars = 1024;
 
+// Bars per channel in the channel's natural color, through the CLI's one bar
+// chart builder (cli_plot.hpp), shared with `count --plot`.
 plot::Chart histogram_chart(const ImageReport& r) {
   const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
   const std::uint64_t group = values <= kPlotBars ? 1 : (values + 255) / 256;
-  plot::Chart chart;
-  chart.kind = plot::ChartKind::bars;
-  chart.title = fs::path(r.file).filename().string() + ": histogram per channel";
-  chart.x = {"sample value"};
-  chart.x.min = 0;
-  chart.x.max = static_cast<double>(values);
-  chart.y = {group == 1 ? std::string("pixels") : "pixels per " + std::to_string(group) + " values"};
-  chart.bar_width = static_cast<double>(group);
+  const std::uint64_t bars = (values + group - 1) / group;
+  std::vector<BarSeries> series;
   for (std::size_t c = 0; c < r.hists.size(); ++c) {
-    plot::Series s;
-    s.label = r.names[c];
-    s.color = channel_color(r.names[c]);
-    for (std::uint64_t lo = 0; lo < values; lo += group) {
-      std::uint64_t n = 0;
-      for (std::uint64_t v = lo; v < std::min(values, lo + group); ++v) n += r.hists[c].count(v);
-      s.points.push_back({static_cast<double>(lo) + static_cast<double>(group) / 2.0, static_cast<double>(n)});
-    }
-    chart.series.push_back(std::move(s));
+    const ChannelStyle style = channel_style(static_cast<unsigned>(c), r.img.channels);
+    BarSeries s{style.label, std::vector<double>(bars, 0.0), style.color};
+    for (std::uint64_t v = 0; v < values; ++v) s.values[v / group] += static_cast<double>(r.hists[c].count(v));
+    series.push_back(std::move(s));
   }
+  const Binning binning = group == 1 ? Binning::even(bars, 0, static_cast<double>(values))
+                                     : Binning::even(bars, 0, static_cast<double>(bars * group));
+  const std::string title = fs::path(r.file).filename().string() + ": histogram per channel";
+  plot::Chart chart =
+      bars_chart(binning, series, title, group == 1 ? "pixels" : "pixels per " + std::to_string(group) + " values");
+  chart.x.label = "sample value";
   return chart;
 }
 
@@ -283,7 +271,7 @@ int run_image(const std::vector<std::string>& args) {
   const std::string file = single_input(p, "image");
   const std::optional<std::string> plot_path = p.value("--plot");
   if (plot_path) {
-    plot::plot_format(*plot_path);  // a usage error for an unknown extension, before any work
+    check_plot_path(*plot_path);  // a usage error for an unknown extension, before any work
     refuse_overwriting_input(file, *plot_path, "--plot");
   }
   RunOptions run = parse_run_options(p);
@@ -291,7 +279,7 @@ int run_image(const std::vector<std::string>& args) {
   StrategyLog log;
   ImageReport report{file, img, channel_names(img.channels), count_channels(img, run.library, log), {}, log.joined()};
   for (const Histogram& h : report.hists) report.stats.push_back(image::stats(h));
-  if (plot_path) plot::write_plot(*plot_path, histogram_chart(report));
+  if (plot_path) write_plot_checked(*plot_path, histogram_chart(report));
   switch (run.format) {
     case Format::table: write_stdout(render_table(report)); break;
     case Format::csv: write_stdout(render_csv(report)); break;

@@ -1,5 +1,6 @@
-// levelhist: small SVG charts with no dependencies, for the benchmark's
-// figures and for drawing histograms (one bar series per channel).
+// levelhist: small charts with no dependencies, as SVG or as an RGB image
+// (PNG through image.hpp), for the benchmark's figures and for drawing
+// histograms (one bar series per channel). SVG and image share one layout.
 //
 //   plot::Chart c;
 //   c.title = "GB/s against n";
@@ -17,6 +18,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "levelhist/image.hpp"
 
 namespace levelhist::plot {
 
@@ -48,7 +51,11 @@ enum class LineStyle : unsigned char { solid, dashed, dotted };
 struct Series {
   std::string label;
   std::vector<Point> points;  // points with a non-finite coordinate, or <= 0 on a log axis, are skipped
-  std::string color;          // any SVG color; empty: the palette color given to this label
+  // "#rrggbb", "#rgb" or a name: black, white, gray, red, green, blue, orange,
+  // vermillion, yellow, purple, pink, brown, olive, cyan, skyblue, bluishgreen
+  // (anything else throws Error(usage) when drawn); empty: the palette color
+  // given to this label.
+  std::string color;
   LineStyle style = LineStyle::solid;
   bool markers = true;  // line charts: a dot at every point
 };
@@ -80,13 +87,22 @@ struct Figure {
 std::string render_svg(const Chart& chart, double width = 720.0, double height = 420.0);
 std::string render_svg(const Figure& figure);
 
+// The same picture as render_svg, drawn into an 8-bit RGB image of
+// ceil(width) x ceil(height) pixels (taller when the legend needs it), white
+// background, no anti-aliasing; text in a built-in 5x7 pixel font (printable
+// ASCII; other characters show as '?'). Throws Error(usage) for sides outside
+// 1..16384 pixels.
+image::Image render_image(const Chart& chart, int width = 720, int height = 420);
+image::Image render_image(const Figure& figure);
+
 // Writes text to a file; throws Error(input) naming the path when it cannot.
 void write_svg_file(const std::string& path, const std::string& svg);
 
 // The file formats a plot can be written in, chosen by the path's extension
-// (case-insensitive): .svg, or .png in builds with PNG support
-// (image::png_supported()). Anything else throws Error(usage) naming the path
-// and the extensions that work. `image --plot`, `count --plot` and the
+// (case-insensitive): .svg, or .png (render_image written by
+// image::write_image) in builds with PNG support (image::png_supported();
+// without it .png throws Error(usage)). Anything else throws Error(usage)
+// naming the path and the extensions that work. `image --plot`, `count --plot` and the
 // benchmark's figures all go through write_plot.
 enum class PlotFormat : unsigned char { svg, png };
 PlotFormat plot_format(const std::string& path);

@@ -1,22 +1,13 @@
 // levelhist: writing a plot in the format its file name asks for (plot.hpp).
-#include <algorithm>
-#include <cctype>
 #include <string>
 
+#include "core/file_names.hpp"
 #include "levelhist/error.hpp"
+#include "levelhist/image.hpp"
 #include "levelhist/plot.hpp"
 
 namespace levelhist::plot {
 namespace {
-
-std::string lower_extension(const std::string& path) {
-  std::size_t slash = path.find_last_of('/');
-  std::size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
 
 template <class Drawing>
 void write_drawing(const std::string& path, const Drawing& drawing) {
@@ -25,15 +16,17 @@ void write_drawing(const std::string& path, const Drawing& drawing) {
       write_svg_file(path, render_svg(drawing));
       return;
     case PlotFormat::png:
-      // Raster output arrives with the PNG renderer (issue 6).
-      throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG plots are not in this build; name an .svg file");
+      if (!image::png_supported())
+        throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG output needs libpng at build time; name an .svg file");
+      image::write_image(path, render_image(drawing), image::FileFormat::png);
+      return;
   }
 }
 
 }  // namespace
 
 PlotFormat plot_format(const std::string& path) {
-  std::string ext = lower_extension(path);
+  std::string ext = detail::lower_extension(path);
   if (ext == ".svg") return PlotFormat::svg;
   if (ext == ".png") return PlotFormat::png;
   throw Error(ErrorKind::usage, "cannot tell the plot format of '" + path + "'; name an .svg or .png file");

@@ -1,16 +1,19 @@
-// SVG rendering for plot.hpp: hand-written markup, no dependencies.
-#include "levelhist/plot.hpp"
+// The layout of plot.hpp's charts and figures (plot_scene.hpp): every
+// position, size and color, computed once for the SVG and the raster output.
+#include "plot_scene.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <map>
 
 #include "levelhist/error.hpp"
 
 namespace levelhist::plot {
+namespace scene {
 namespace {
 
 // Okabe-Ito (colorblind-safe) first, yellow moved last of them because it
@@ -32,36 +35,6 @@ std::string fmt(const char* format, double v) {
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
-std::string px(double v) { return fmt("%.1f", v); }
-
-std::string escape_xml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// Text content with "a^b" drawn as a followed by a superscript b.
-std::string text_content(std::string_view label) {
-  std::size_t caret = label.find('^');
-  if (caret == std::string_view::npos) return escape_xml(label);
-  return escape_xml(label.substr(0, caret)) + "<tspan dy=\"-5\" font-size=\"" + px(kFontSize * 0.75) + "\">" +
-         escape_xml(label.substr(caret + 1)) + "</tspan>";
-}
-
-std::string text(double x, double y, std::string_view label, const char* anchor, const std::string& extra = "") {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\"" + extra + ">" +
-         text_content(label) + "</text>\n";
-}
-
 double estimated_width(std::string_view label) { return static_cast<double>(label.size()) * kCharWidth; }
 
 bool usable(double v, Scale scale) { return std::isfinite(v) && (scale == Scale::linear || v > 0.0); }
@@ -172,11 +145,11 @@ AxisMap layout_axis(const Axis& axis, double data_lo, double data_hi, bool pad_t
 // Colors follow labels, so a series keeps its color in every panel of a figure.
 class ColorAssignment {
  public:
-  std::string color_of(const Series& s) {
-    if (!s.color.empty()) return s.color;
+  Rgb color_of(const Series& s) {
+    if (!s.color.empty()) return parse_color(s.color);
     auto [it, added] = index_.try_emplace(s.label, next_);
     if (added) ++next_;
-    return std::string(palette_color(it->second));
+    return parse_color(palette_color(it->second));
   }
 
  private:
@@ -184,18 +157,9 @@ class ColorAssignment {
   std::size_t next_ = 0;
 };
 
-const char* dash_array(LineStyle style) {
-  switch (style) {
-    case LineStyle::dashed: return " stroke-dasharray=\"7 4\"";
-    case LineStyle::dotted: return " stroke-dasharray=\"2 3\"";
-    case LineStyle::solid: break;
-  }
-  return "";
-}
-
 struct LegendEntry {
   std::string label;
-  std::string color;
+  Rgb color;
   LineStyle style;
   ChartKind kind;
 };
@@ -205,7 +169,7 @@ std::vector<LegendEntry> legend_entries(const std::vector<const Chart*>& charts,
   std::vector<LegendEntry> entries;
   for (const Chart* chart : charts)
     for (const Series& s : chart->series) {
-      std::string color = colors.color_of(s);
+      Rgb color = colors.color_of(s);
       bool seen = std::any_of(entries.begin(), entries.end(), [&](const LegendEntry& e) { return e.label == s.label; });
       if (!seen && !s.label.empty()) entries.push_back({s.label, color, s.style, chart->kind});
     }
@@ -218,22 +182,41 @@ double legend_width(const std::vector<LegendEntry>& entries) {
   return entries.empty() ? 0.0 : kLegendPad + kLegendSwatch + 6.0 + widest + kLegendPad;
 }
 
-std::string render_legend(const std::vector<LegendEntry>& entries, double x, double y) {
-  std::string out;
+// Appends shapes to a scene; text defaults to the document's font.
+class Builder {
+ public:
+  explicit Builder(Scene& scene) : s_(scene) {}
+  void add(Shape shape, int clip = -1) { s_.items.push_back({std::move(shape), clip}); }
+  void text(double x, double y, std::string label, Anchor anchor, double size = kFontSize, bool bold = false,
+            double rotate = 0.0) {
+    add(Text{x, y, std::move(label), anchor, size, bold, rotate, kBlack});
+  }
+  void line(double x1, double y1, double x2, double y2, Rgb color, double width = 1.0,
+            LineStyle style = LineStyle::solid, int clip = -1) {
+    add(Line{x1, y1, x2, y2, color, width, style}, clip);
+  }
+  int clip(double x, double y, double w, double h) {
+    s_.clips.push_back({x, y, w, h});
+    return static_cast<int>(s_.clips.size()) - 1;
+  }
+
+ private:
+  Scene& s_;
+};
+
+constexpr Rgb kGridMajor{0xe4, 0xe4, 0xe4}, kGridMinor{0xf0, 0xf0, 0xf0}, kInk{0x33, 0x33, 0x33};
+
+void legend(Builder& out, const std::vector<LegendEntry>& entries, double x, double y) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const LegendEntry& e = entries[i];
     double row = y + static_cast<double>(i) * kLegendRow;
     double sx = x + kLegendPad;
-    if (e.kind == ChartKind::bars) {
-      out += "<rect x=\"" + px(sx) + "\" y=\"" + px(row - 9) + "\" width=\"" + px(kLegendSwatch) +
-             "\" height=\"10\" fill=\"" + e.color + "\" fill-opacity=\"0.7\"/>\n";
-    } else {
-      out += "<line x1=\"" + px(sx) + "\" y1=\"" + px(row - 4) + "\" x2=\"" + px(sx + kLegendSwatch) + "\" y2=\"" +
-             px(row - 4) + "\" stroke=\"" + e.color + "\" stroke-width=\"2\"" + dash_array(e.style) + "/>\n";
-    }
-    out += text(sx + kLegendSwatch + 6.0, row, e.label, "start");
+    if (e.kind == ChartKind::bars)
+      out.add(Rect{sx, row - 9, kLegendSwatch, 10, e.color, 0.7, std::nullopt, ""});
+    else
+      out.line(sx, row - 4, sx + kLegendSwatch, row - 4, e.color, 2.0, e.style);
+    out.text(sx + kLegendSwatch + 6.0, row, e.label, Anchor::start);
   }
-  return out;
 }
 
 // Data extent of a chart along x (with half a bar on each side for bar charts) and y.
@@ -271,9 +254,8 @@ Extent extent_of(const Chart& chart) {
   return e;
 }
 
-// One chart drawn into the rectangle (x0, y0, w, h) of the document.
-std::string render_panel(const Chart& chart, double x0, double y0, double w, double h, ColorAssignment& colors,
-                         int clip_id) {
+// One chart laid out in the rectangle (x0, y0, w, h) of the document.
+void panel(Builder& out, const Chart& chart, double x0, double y0, double w, double h, ColorAssignment& colors) {
   const double left = x0 + kMarginLeft, right = x0 + w - kMarginRight;
   const double top = y0 + kMarginTop, bottom = y0 + h - kMarginBottom;
   Extent e = extent_of(chart);
@@ -284,118 +266,159 @@ std::string render_panel(const Chart& chart, double x0, double y0, double w, dou
   ym.pixel_lo = bottom;
   ym.pixel_hi = top;
 
-  std::string out;
-  const std::string clip = "clip" + std::to_string(clip_id);
-  out += "<clipPath id=\"" + clip + "\"><rect x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" +
-         px(right - left) + "\" height=\"" + px(bottom - top) + "\"/></clipPath>\n";
-  if (!chart.title.empty()) out += text((left + right) / 2, y0 + 18, chart.title, "middle", " font-weight=\"bold\"");
+  const int clip = out.clip(left, top, right - left, bottom - top);
+  if (!chart.title.empty()) out.text((left + right) / 2, y0 + 18, chart.title, Anchor::middle, kFontSize, true);
 
   // Grid and ticks.
   for (double t : ym.ticks) {
     double y = ym.to_pixel(t);
-    out += "<line x1=\"" + px(left) + "\" y1=\"" + px(y) + "\" x2=\"" + px(right) + "\" y2=\"" + px(y) +
-           "\" stroke=\"#e4e4e4\"/>\n";
-    out += text(left - 6, y + 4, ym.label(chart.y, t), "end");
+    out.line(left, y, right, y, kGridMajor);
+    out.text(left - 6, y + 4, ym.label(chart.y, t), Anchor::end);
   }
   for (double t : xm.ticks) {
     double x = xm.to_pixel(t);
-    out += "<line x1=\"" + px(x) + "\" y1=\"" + px(top) + "\" x2=\"" + px(x) + "\" y2=\"" + px(bottom) +
-           "\" stroke=\"#f0f0f0\"/>\n";
-    out += "<line x1=\"" + px(x) + "\" y1=\"" + px(bottom) + "\" x2=\"" + px(x) + "\" y2=\"" + px(bottom + 4) +
-           "\" stroke=\"#333\"/>\n";
-    out += text(x, bottom + 17, xm.label(chart.x, t), "middle");
+    out.line(x, top, x, bottom, kGridMinor);
+    out.line(x, bottom, x, bottom + 4, kInk);
+    out.text(x, bottom + 17, xm.label(chart.x, t), Anchor::middle);
   }
-  out += "<rect x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" + px(right - left) + "\" height=\"" +
-         px(bottom - top) + "\" fill=\"none\" stroke=\"#333\"/>\n";
-  if (!chart.x.label.empty()) out += text((left + right) / 2, bottom + 36, chart.x.label, "middle");
-  if (!chart.y.label.empty()) {
-    double cx = x0 + 14, cy = (top + bottom) / 2;
-    out += text(cx, cy, chart.y.label, "middle", " transform=\"rotate(-90 " + px(cx) + " " + px(cy) + ")\"");
-  }
+  out.add(Rect{left, top, right - left, bottom - top, std::nullopt, 1.0, kInk, ""});
+  if (!chart.x.label.empty()) out.text((left + right) / 2, bottom + 36, chart.x.label, Anchor::middle);
+  if (!chart.y.label.empty()) out.text(x0 + 14, (top + bottom) / 2, chart.y.label, Anchor::middle, kFontSize, false, -90);
 
-  // Data.
-  out += "<g clip-path=\"url(#" + clip + ")\">\n";
+  // Data. Zero-height bars are left out: they would be invisible, and a
+  // histogram's bars are then exactly its non-empty bins.
   const double bar_width = chart.kind == ChartKind::bars ? bar_width_of(chart) : 0.0;
   const double baseline = chart.y.scale == Scale::linear ? ym.to_pixel(std::max(ym.lo, 0.0)) : bottom;
   const double bar_opacity = chart.series.size() > 1 ? 0.55 : 0.85;
   for (const Series& s : chart.series) {
-    const std::string color = colors.color_of(s);
-    std::string polyline;
+    const Rgb color = colors.color_of(s);
+    Polyline polyline{{}, color, 1.8, s.style};
     for (const Point& p : s.points) {
       if (!usable(p.x, chart.x.scale) || !usable(p.y, chart.y.scale)) continue;
       double x = xm.to_pixel(p.x), y = ym.to_pixel(p.y);
       if (chart.kind == ChartKind::bars) {
+        if (y == baseline) continue;
         double xa = xm.to_pixel(p.x - bar_width / 2), xb = xm.to_pixel(p.x + bar_width / 2);
         if (chart.x.scale != Scale::linear && p.x - bar_width / 2 <= 0) xa = left;
-        out += "<rect x=\"" + px(std::min(xa, xb)) + "\" y=\"" + px(std::min(y, baseline)) + "\" width=\"" +
-               px(std::max(std::fabs(xb - xa), 0.5)) + "\" height=\"" + px(std::fabs(baseline - y)) + "\" fill=\"" +
-               color + "\" fill-opacity=\"" + fmt("%.2f", bar_opacity) + "\"/>\n";
+        out.add(Rect{std::min(xa, xb), std::min(y, baseline), std::max(std::fabs(xb - xa), 0.5), std::fabs(baseline - y),
+                     color, bar_opacity, std::nullopt, "bar"},
+                clip);
         continue;
       }
-      polyline += px(x) + "," + px(y) + " ";
-      if (s.markers)
-        out += "<circle cx=\"" + px(x) + "\" cy=\"" + px(y) + "\" r=\"2.5\" fill=\"" + color + "\"/>\n";
+      polyline.points.push_back({x, y});
+      if (s.markers) out.add(Circle{x, y, 2.5, color}, clip);
     }
-    if (!polyline.empty())
-      out += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.8\"" + dash_array(s.style) +
-             " points=\"" + polyline + "\"/>\n";
+    if (!polyline.points.empty()) out.add(std::move(polyline), clip);
   }
-  out += "</g>\n";
-  return out;
 }
 
-std::string document(double width, double height, const std::string& body) {
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-         px(width) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) + " " + px(height) +
-         "\" font-family=\"sans-serif\" font-size=\"" + px(kFontSize) + "\">\n<rect width=\"100%\" height=\"100%\" " +
-         "fill=\"white\"/>\n" + body + "</svg>\n";
+struct NamedColor {
+  std::string_view name;
+  Rgb rgb;
+};
+// Natural names for the palette's colors (so "red", "green", "blue" and "gray"
+// give image channels their own colors), plus white.
+constexpr NamedColor kNamedColors[] = {
+    {"black", {0x00, 0x00, 0x00}},    {"white", {0xff, 0xff, 0xff}},  {"gray", {0x7f, 0x7f, 0x7f}},
+    {"grey", {0x7f, 0x7f, 0x7f}},     {"red", {0xd6, 0x27, 0x28}},    {"green", {0x2c, 0xa0, 0x2c}},
+    {"blue", {0x1f, 0x77, 0xb4}},     {"orange", {0xe6, 0x9f, 0x00}}, {"vermillion", {0xd5, 0x5e, 0x00}},
+    {"yellow", {0xf0, 0xe4, 0x42}},   {"purple", {0x94, 0x67, 0xbd}}, {"pink", {0xcc, 0x79, 0xa7}},
+    {"brown", {0x8c, 0x56, 0x4b}},    {"olive", {0xbc, 0xbd, 0x22}},  {"cyan", {0x17, 0xbe, 0xcf}},
+    {"skyblue", {0x56, 0xb4, 0xe9}},  {"bluishgreen", {0x00, 0x9e, 0x73}},
+};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+std::optional<Rgb> parse_hex(std::string_view t) {
+  if (t.empty() || t[0] != '#' || (t.size() != 7 && t.size() != 4)) return std::nullopt;
+  std::array<int, 6> d{};
+  const std::size_t n = t.size() - 1;
+  for (std::size_t i = 0; i < n; ++i)
+    if ((d[i] = hex_digit(t[i + 1])) < 0) return std::nullopt;
+  auto channel = [&](std::size_t i) {
+    return static_cast<std::uint8_t>(n == 6 ? d[2 * i] * 16 + d[2 * i + 1] : d[i] * 17);  // #rgb: each digit doubled
+  };
+  return Rgb{channel(0), channel(1), channel(2)};
+}
+
+void finish_size(Scene& scene, double width, double height) {
+  scene.width = width;
+  scene.height = height;
+  scene.font_size = kFontSize;
 }
 
 }  // namespace
 
-std::string_view palette_color(std::size_t i) { return kPalette[i % std::size(kPalette)]; }
-
-std::string render_svg(const Chart& chart, double width, double height) {
-  ColorAssignment colors;
-  std::vector<LegendEntry> legend;
-  if (chart.legend) legend = legend_entries({&chart}, colors);
-  const double legend_w = legend_width(legend);
-  std::string body = render_panel(chart, 0.0, 0.0, width - legend_w, height, colors, 0);
-  body += render_legend(legend, width - legend_w, kMarginTop + kLegendRow);
-  return document(width, std::max(height, kMarginTop + kLegendRow * (static_cast<double>(legend.size()) + 1)), body);
+Rgb parse_color(std::string_view text) {
+  if (auto rgb = parse_hex(text)) return *rgb;
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const NamedColor& c : kNamedColors)
+    if (c.name == lower) return c.rgb;
+  throw Error(ErrorKind::usage, "unknown plot color '" + std::string(text) + "'; use #rrggbb, #rgb or one of " +
+                                    std::string(named_colors()));
 }
 
-std::string render_svg(const Figure& figure) {
+std::string_view named_colors() {
+  static const std::string names = [] {
+    std::string s;
+    for (const NamedColor& c : kNamedColors) s += (s.empty() ? "" : ", ") + std::string(c.name);
+    return s;
+  }();
+  return names;
+}
+
+TextParts split_superscript(std::string_view text) {
+  std::size_t caret = text.find('^');
+  if (caret == std::string_view::npos) return {text, {}};
+  return {text.substr(0, caret), text.substr(caret + 1)};
+}
+
+Scene layout(const Chart& chart, double width, double height) {
+  Scene scene;
+  Builder out(scene);
+  ColorAssignment colors;
+  std::vector<LegendEntry> entries;
+  if (chart.legend) entries = legend_entries({&chart}, colors);
+  const double legend_w = legend_width(entries);
+  panel(out, chart, 0.0, 0.0, width - legend_w, height, colors);
+  legend(out, entries, width - legend_w, kMarginTop + kLegendRow);
+  finish_size(scene, width, std::max(height, kMarginTop + kLegendRow * (static_cast<double>(entries.size()) + 1)));
+  return scene;
+}
+
+Scene layout(const Figure& figure) {
+  Scene scene;
+  Builder out(scene);
   ColorAssignment colors;
   std::vector<const Chart*> charts;
   for (const Chart& c : figure.panels) charts.push_back(&c);
-  std::vector<LegendEntry> legend = legend_entries(charts, colors);
+  std::vector<LegendEntry> entries = legend_entries(charts, colors);
   const std::size_t count = std::max<std::size_t>(figure.panels.size(), 1);
   const std::size_t columns = figure.columns > 0 ? std::min<std::size_t>(figure.columns, count) : count;
   const std::size_t rows = (count + columns - 1) / columns;
   const double title_h = figure.title.empty() ? 0.0 : kFigureTitleHeight;
-  const double legend_w = legend_width(legend);
+  const double legend_w = legend_width(entries);
   const double width = static_cast<double>(columns) * figure.panel_width + legend_w;
   const double height = std::max(title_h + static_cast<double>(rows) * figure.panel_height,
-                                 title_h + kMarginTop + kLegendRow * (static_cast<double>(legend.size()) + 1));
-  std::string body;
-  if (!figure.title.empty())
-    body += text(width / 2, 20, figure.title, "middle", " font-size=\"15\" font-weight=\"bold\"");
+                                 title_h + kMarginTop + kLegendRow * (static_cast<double>(entries.size()) + 1));
+  if (!figure.title.empty()) out.text(width / 2, 20, figure.title, Anchor::middle, 15.0, true);
   for (std::size_t i = 0; i < figure.panels.size(); ++i) {
     double x0 = static_cast<double>(i % columns) * figure.panel_width;
     double y0 = title_h + static_cast<double>(i / columns) * figure.panel_height;
-    body += render_panel(figure.panels[i], x0, y0, figure.panel_width, figure.panel_height, colors,
-                         static_cast<int>(i));
+    panel(out, figure.panels[i], x0, y0, figure.panel_width, figure.panel_height, colors);
   }
-  body += render_legend(legend, static_cast<double>(columns) * figure.panel_width, title_h + kMarginTop + kLegendRow);
-  return document(width, height, body);
+  legend(out, entries, static_cast<double>(columns) * figure.panel_width, title_h + kMarginTop + kLegendRow);
+  finish_size(scene, width, height);
+  return scene;
 }
 
-void write_svg_file(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary);
-  out << svg;
-  out.flush();
-  if (!out) throw Error(ErrorKind::input, "cannot write " + path);
-}
+}  // namespace scene
+
+std::string_view palette_color(std::size_t i) { return scene::kPalette[i % std::size(scene::kPalette)]; }
 
 }  // namespace levelhist::plot

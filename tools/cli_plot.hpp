@@ -1,0 +1,58 @@
+// levelhist CLI: histograms drawn as plots (--plot FILE.svg|FILE.png), for
+// `count --plot` and `image --plot`.
+//
+//   check_plot_path(path);                    // before any input is read
+//   ... count ...
+//   write_plot_checked(path, histogram_chart(hist, "data.u8"));
+#pragma once
+#include <string>
+#include <vector>
+
+#include "levelhist/histogram.hpp"
+#include "levelhist/plot.hpp"
+
+namespace levelhist::cli {
+
+// The --plot option of a command: "--plot" with a value.
+inline constexpr const char* kPlotOption = "--plot";
+
+// Usage errors (exit 2) a --plot path can be found to have before any input is
+// read: an extension other than .svg/.png, or .png in a build without libpng.
+void check_plot_path(const std::string& path);
+
+// One bar series over a binning: one value per bin (counts, or sums of weights).
+struct BarSeries {
+  std::string label;  // the legend's text; empty: no legend entry
+  std::vector<double> values;
+  std::string color;  // empty: the palette's color for the label (plot::Series::color)
+};
+
+// Bars over the bins of `binning`, one series each, overlapping: bins of one
+// integer value each are centred on that value; other even bins span their
+// interval on a linear value axis; explicit (uneven) edges are drawn one
+// equal-width slot per bin with the edges as tick labels, so narrow bins stay
+// visible. Empty bins draw no bar.
+plot::Chart bars_chart(const Binning& binning, const std::vector<BarSeries>& series, const std::string& title,
+                       const std::string& y_label);
+
+// A histogram's counts (y "count"), in one series or several sharing the binning.
+plot::Chart histogram_chart(const Histogram& hist, const std::string& title);
+struct HistogramSeries {
+  std::string label;
+  const Histogram* hist;
+  std::string color;  // empty: the palette's
+};
+plot::Chart histogram_chart(const std::vector<HistogramSeries>& series, const std::string& title);
+
+// The label and natural color of channel c of pixels with `channels` channels:
+// gray; gray, alpha; red, green, blue; red, green, blue, alpha.
+struct ChannelStyle {
+  std::string label, color;
+};
+ChannelStyle channel_style(unsigned channel, unsigned channels);
+
+// plot::write_plot with the CLI's error form: a path that cannot be written is
+// exit 1 with a fix.
+void write_plot_checked(const std::string& path, const plot::Chart& chart);
+
+}  // namespace levelhist::cli
