@@ -13,10 +13,12 @@ namespace levelhist::cli {
 int run_count(const std::vector<std::string>& args);
 int run_text(const std::vector<std::string>& args);
 int run_list(const std::vector<std::string>& args);
+int run_sort(const std::vector<std::string>& args);
 
 extern const char* const kCountHelp;
 extern const char* const kTextHelp;
 extern const char* const kListHelp;
+extern const char* const kSortHelp;
 
 // --format, --backend, --strategy and --threads, as count and text take them.
 struct RunOptions {

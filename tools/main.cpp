@@ -25,6 +25,7 @@ const char* const kMainHelp =
     "Commands:\n"
     "  count   histogram of binary samples (u8 ... f64) in files or standard input\n"
     "  text    the 7-bin letter histogram of PMPP chapter 9 (a-d, e-h, ..., y-z)\n"
+    "  sort    counting sort of a file of 8- or 16-bit samples into a new file\n"
     "  list    the strategies of this build and whether they run here\n"
     "  bench   the benchmark (GPU; --cpu for the CPU one)\n"
     "  help    'levelhist help COMMAND' shows a command's options\n"
@@ -37,7 +38,9 @@ const char* const kMainHelp =
     "Examples:\n"
     "  levelhist count image.raw\n"
     "  levelhist count --type f32 --bins 50 --range auto --format json data.f32\n"
-    "  levelhist text --fold-case book.txt\n";
+    "  levelhist text --fold-case book.txt\n"
+    "  levelhist sort --type u16 depth.raw -o depth.sorted\n"
+    "  levelhist count --type u64 --sparse --format csv ids.u64\n";
 
 const char* const kBenchHelp =
     "Usage: levelhist bench [ARGUMENT]...\n"
@@ -82,18 +85,20 @@ int dispatch(const std::vector<std::string>& args) {
     if (topic == "count") write_stdout(kCountHelp);
     else if (topic == "text") write_stdout(kTextHelp);
     else if (topic == "list") write_stdout(kListHelp);
+    else if (topic == "sort") write_stdout(kSortHelp);
     else if (topic == "bench") write_stdout(kBenchHelp);
     else if (topic == "help" || topic == "--help" || topic == "-h") write_stdout(kMainHelp);
-    else usage_error("no help for unknown command " + quote(topic), "the commands are count, text, list and bench");
+    else usage_error("no help for unknown command " + quote(topic), "the commands are count, text, sort, list and bench");
     return 0;
   }
   if (cmd == "count") return run_count(rest);
   if (cmd == "text") return run_text(rest);
   if (cmd == "list") return run_list(rest);
+  if (cmd == "sort") return run_sort(rest);
   if (cmd == "bench") return bench::bench_main(rest);
   if (!cmd.empty() && cmd[0] == '-')
     usage_error("unknown option " + quote(cmd) + " before the command", "run 'levelhist --help'");
-  usage_error("unknown command " + quote(cmd), "the commands are count, text, list and bench (see 'levelhist --help')");
+  usage_error("unknown command " + quote(cmd), "the commands are count, text, sort, list and bench (see 'levelhist --help')");
 }
 
 }  // namespace
