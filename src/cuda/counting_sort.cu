@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "cuda/cuda_common.cuh"
 #include "levelhist/cuda.hpp"
@@ -73,21 +74,39 @@ __global__ void __launch_bounds__(kThreads) expand_runs_kernel(const u64* __rest
     const u64 p0 = head + j * V;
     int v = value_at(starts, p0, lo, hi);
     u64 run_end = v + 1 < bins ? __ldg(starts + v + 1) : n;
-    T packed[V];
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      if (p0 + e >= run_end) {
-        v = value_at(starts, p0 + e, v + 1, hi);
-        run_end = v + 1 < bins ? __ldg(starts + v + 1) : n;
-      }
-      packed[e] = static_cast<T>(lower + v);
-    }
-    if constexpr (V * sizeof(T) == 16) {
-      uint4 word;
-      memcpy(&word, packed, 16);
-      reinterpret_cast<uint4*>(out + head * sizeof(T))[j] = word;
+    if constexpr (V == 1) {
+      const T value = static_cast<T>(lower + v);
+      memcpy(out + p0 * sizeof(T), &value, sizeof(T));
     } else {
-      memcpy(out + p0 * sizeof(T), packed, V * sizeof(T));
+      // Two 64-bit halves of the vector, built in registers. Usually the whole
+      // vector lies in one run: the value's bit pattern, replicated. Else the
+      // samples one by one (a loop not unrolled, so the value search, and with
+      // it the code, appears once).
+      constexpr int kBits = 8 * sizeof(T), kPerHalf = 64 / kBits;
+      auto pattern = [](int value) {
+        u64 bits = static_cast<std::make_unsigned_t<T>>(static_cast<T>(value));
+        for (int shift = kBits; shift < 64; shift <<= 1) bits |= bits << shift;
+        return bits;
+      };
+      u64 half[2];
+      if (p0 + V <= run_end) {
+        half[0] = half[1] = pattern(lower + v);
+      } else {
+        u64 low = 0, high = 0;
+#pragma unroll 1
+        for (int e = 0; e < V; ++e) {
+          if (p0 + e >= run_end) {
+            v = value_at(starts, p0 + e, v + 1, hi);
+            run_end = v + 1 < bins ? __ldg(starts + v + 1) : n;
+          }
+          const u64 bits = static_cast<std::make_unsigned_t<T>>(static_cast<T>(lower + v));
+          if (e < kPerHalf) low |= bits << (kBits * e);
+          else high |= bits << (kBits * (e - kPerHalf));
+        }
+        half[0] = low;
+        half[1] = high;
+      }
+      reinterpret_cast<ulonglong2*>(out + head * sizeof(T))[j] = make_ulonglong2(half[0], half[1]);
     }
   }
 }
