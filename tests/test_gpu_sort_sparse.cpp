@@ -1,7 +1,7 @@
 // Counting sort and sparse histograms through the CUDA backend: the
 // device-pointer APIs (cuda_sort.hpp, cuda_sparse.hpp) with one temporary
-// storage zeroed once and reused by every call (so a call that left the
-// histogram workspace dirty spoils the next one's counts), outputs at aligned
+// storage zeroed once and reused by every call of every type and size (and
+// checked to be zero after each, as cuda_sort.hpp promises), outputs at aligned
 // and misaligned addresses, and the host paths (sort.hpp, sparse.hpp with
 // BackendChoice::cuda). References: std::sort and std::map (sort_test_support.hpp).
 //
@@ -49,6 +49,11 @@ class DeviceSorter {
     EXPECT_EQ(sorted_diff(c.type, std_sorted(c.type, c.bytes), got.data() + out_offset), "")
         << c.name << ", output offset " << out_offset;
     EXPECT_EQ(in_after, c.bytes) << c.name << ": the input changed";
+    // The storage must be zero again: the next call (another type or size) relies on it.
+    std::vector<unsigned char> temp(temp_.size());
+    LEVELHIST_TEST_CUDA(cudaMemcpy(temp.data(), temp_.get(), temp.size(), cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(std::all_of(temp.begin(), temp.end(), [](unsigned char b) { return b == 0; }))
+        << c.name << ": the temporary storage was left dirty";
     const std::size_t after = out_offset + c.bytes.size();
     EXPECT_TRUE(std::all_of(got.begin(), got.begin() + out_offset, [](unsigned char b) { return b == 0xA5; }) &&
                 std::all_of(got.begin() + after, got.end(), [](unsigned char b) { return b == 0xA5; }))

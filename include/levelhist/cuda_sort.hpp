@@ -3,9 +3,10 @@
 //
 // Two phases, as in CUB: call with d_temp == nullptr to get temp_bytes,
 // allocate that much device memory and zero it ONCE (cudaMemset), then call
-// as often as you like with it. Part of the temporary storage is the CUDA
-// histogram workspace, which must be zero on entry and which every call
-// leaves zero again (cuda.hpp); the rest is scratch.
+// as often as you like with it, for any type and n whose temp_bytes fit. Part
+// of the temporary storage is the CUDA histogram workspace, which must be zero
+// on entry (cuda.hpp); every call leaves ALL of the storage zero again, so the
+// next call finds its workspace zero wherever its layout puts it.
 //
 // Three steps, all asynchronous on `stream` (the seed 002_f653b0f55bd9c251.txt):
 //  1. one counter per value through levelhist::cuda::histogram, so the

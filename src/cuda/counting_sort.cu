@@ -148,8 +148,8 @@ void expand(const u64* d_starts, int bins, u64 n, void* d_out, int lower, cudaSt
 }
 
 // Where the parts of the temporary storage lie: the histogram workspace first
-// (zero on entry, left zero: cuda.hpp), then the counters, the run starts and
-// CUB's scan storage (scratch).
+// (zero on entry, left zero by the strategy: cuda.hpp), then the counters, the
+// run starts and CUB's scan storage (cleared at the end of every call).
 struct Layout {
   const Strategy* strategy;
   std::size_t workspace, slots, starts, scan, total;
@@ -199,6 +199,10 @@ void counting_sort(void* d_temp, std::size_t& temp_bytes, SampleType type, const
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) expand<T>(d_starts, bins, n, d_out, lower, s);
   });
+  // The counters, run starts and CUB's storage back to zero (about 1 MiB for
+  // 16-bit types): the next call may be of another type or size, whose
+  // histogram workspace then overlaps what this one used as scratch.
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_slots, 0, l.slots + l.starts + l.scan, s));
 }
 
 }  // namespace levelhist::cuda
