@@ -13,6 +13,7 @@
 #if LEVELHIST_HAVE_CUDA
 #include "general_sections.hpp"
 #include "gpu_sections.hpp"
+#include "sort_sections.hpp"
 #endif
 
 namespace levelhist::bench {
@@ -24,6 +25,13 @@ int bench_main(const std::vector<std::string>& args) {
 #if LEVELHIST_HAVE_CUDA
     // Issue 5's general-histogram cases (u16, f32, pixels, weights, u32 keys) have their own runner.
     if (std::find(args.begin(), args.end(), "--general") != args.end()) return general_bench_main(args);
+    // Counting sort and sparse histograms (issue 6): sort_sections.hpp.
+    if (std::find(args.begin(), args.end(), "--sort") != args.end()) return sort_bench_main(args);
+#else
+    if (std::find(args.begin(), args.end(), "--sort") != args.end()) {
+      std::fprintf(stderr, "levelhist bench --sort: this build has no CUDA backend; rebuild where nvcc is installed\n");
+      return 1;
+    }
 #endif
     BenchOptions options = parse_bench_options(args);
     if (options.help) {

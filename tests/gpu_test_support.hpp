@@ -27,6 +27,13 @@
 
 namespace levelhist::test {
 
+// Skips the running test, saying why, on a machine without a CUDA GPU.
+#define LEVELHIST_SKIP_WITHOUT_GPU()                                                                       \
+  do {                                                                                                     \
+    if (::levelhist::cuda::device_count() == 0)                                                            \
+      GTEST_SKIP() << "no CUDA GPU: " << ::levelhist::cuda::describe_device();                             \
+  } while (0)
+
 // Throws (GoogleTest reports it as a failure of the running test) when a CUDA
 // call made by the test itself fails.
 #define LEVELHIST_TEST_CUDA(call)                                                        \

@@ -40,10 +40,6 @@ TEST(GpuStrategies, NeedACudaBuild) {
 namespace levelhist::test {
 namespace {
 
-#define LEVELHIST_SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                                         \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << cuda::describe_device(); \
-  } while (0)
 
 // The standard binnings plus the cases the benchmark measures, and one bin
 // count too large for any shared-memory histogram.

@@ -16,6 +16,7 @@ int run_list(const std::vector<std::string>& args);
 int run_image(const std::vector<std::string>& args);
 int run_threshold(const std::vector<std::string>& args);
 int run_equalize(const std::vector<std::string>& args);
+int run_sort(const std::vector<std::string>& args);
 
 extern const char* const kCountHelp;
 extern const char* const kTextHelp;
@@ -23,6 +24,7 @@ extern const char* const kListHelp;
 extern const char* const kImageHelp;
 extern const char* const kThresholdHelp;
 extern const char* const kEqualizeHelp;
+extern const char* const kSortHelp;
 
 // --format, --backend, --strategy and --threads, as count and text take them.
 struct RunOptions {

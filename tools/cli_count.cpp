@@ -14,6 +14,8 @@
 #include "cli.hpp"
 #include "cli_plot.hpp"
 #include "input.hpp"
+#include "levelhist/bin_index.hpp"
+#include "levelhist/sparse.hpp"
 
 namespace levelhist::cli {
 
@@ -23,7 +25,8 @@ const char* const kCountHelp =
     "there is no FILE or a FILE is '-', into one histogram over all of them.\n"
     "\n"
     "Samples:\n"
-    "  --type T          u8 (default), i8, u16, i16, i32, u32, f32 or f64\n"
+    "  --type T          u8 (default), i8, u16, i16, i32, u32, f32 or f64; with --sparse\n"
+    "                    u32, i32, u64 or i64\n"
     "Bins (default: one bin per value for 8- and 16-bit types; wider types need bins):\n"
     "  --bins N          N even bins; over --range, or over the type's whole range for\n"
     "                    integer types when --range is not given\n"
@@ -41,6 +44,9 @@ const char* const kCountHelp =
     "  --weights FILE    sum the weights in FILE (one per sample, in the order of\n"
     "                    the samples) per bin instead of counting samples\n"
     "  --weight-type T   the weights' type: f32 (default) or f64\n"
+    "Sparse histograms (far more possible values than samples):\n"
+    "  --sparse          with --type u32, i32, u64 or i64: one (value, count) pair per\n"
+    "                    value that occurs, by value (sort + reduce_by_key); no bins\n"
     "Running:\n"
     "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
@@ -49,6 +55,7 @@ const char* const kCountHelp =
     "  --format F        table (default): non-empty bins with bars, then totals;\n"
     "                    csv: bin,lower,upper,count for every bin;\n"
     "                    json: one object with counts, edges, totals, type, strategy\n"
+    "                    (--sparse: value,count rows; json \"pairs\": [[value, count], ...])\n"
     "  --per-file        one histogram per FILE, each labelled\n"
     "  --plot OUT        also draw the histogram as bars into OUT, an .svg file (or\n"
     "                    .png in builds with libpng): one series per FILE with\n"
@@ -270,9 +277,9 @@ std::string json_totals(const Histogram& h, const std::string& indent) {
 
 // The fields every JSON document of `count` opens with, after "{":
 // command, type and the input files.
-std::string json_opening(SampleType type, const InputSet& inputs) {
+std::string json_opening(std::string_view type, const InputSet& inputs) {
   std::string out = "  \"command\": \"count\",\n";
-  out += "  \"type\": " + json_string(to_string(type)) + ",\n";
+  out += "  \"type\": " + json_string(type) + ",\n";
   out += "  \"files\": [";
   for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
   out += "],\n";
@@ -324,7 +331,7 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
   }
   // json
   out = "{\n";
-  out += json_opening(type, inputs);
+  out += json_opening(to_string(type), inputs);
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
   out += json_binning(b, edges);
   out += "  \"counts\": " + json_counts(all) + ",\n";
@@ -372,7 +379,7 @@ std::string render_channels(Format format, SampleType type, unsigned channels, u
     return out;
   }
   out = "{\n";
-  out += json_opening(type, inputs);
+  out += json_opening(to_string(type), inputs);
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
   out += "  \"pixel_channels\": " + std::to_string(channels) + ",\n";
   out += json_binning(b, edges);
@@ -420,7 +427,7 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
     return out;
   }
   out = "{\n";
-  out += json_opening(type, inputs);
+  out += json_opening(to_string(type), inputs);
   out += "  \"weights\": " + json_string(weights_file) + ",\n";
   out += "  \"weight_type\": " + json_string(to_string(weight_type)) + ",\n";
   out += "  \"strategy\": " + json_string(strategy) + ",\n";
@@ -448,6 +455,57 @@ std::string inputs_title(const InputSet& inputs) {
   return title;
 }
 
+// ---- --sparse -------------------------------------------------------------------
+
+// The key of a pair as text: signed keys were sign-extended (sparse.hpp).
+std::string key_text(KeyType type, std::uint64_t value) {
+  return key_is_signed(type) ? std::to_string(static_cast<std::int64_t>(value)) : std::to_string(value);
+}
+
+// Two lists of pairs by value (the key type's order) as one; equal values add.
+std::vector<ValueCount> merge_pairs(KeyType type, const std::vector<ValueCount>& a, const std::vector<ValueCount>& b) {
+  if (a.empty()) return b;
+  const std::uint64_t flip = key_is_signed(type) ? std::uint64_t{1} << 63 : 0;  // signed order as unsigned order
+  std::vector<ValueCount> out;
+  out.reserve(a.size() + b.size());
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && (a[i].value ^ flip) < (b[j].value ^ flip))) out.push_back(a[i++]);
+    else if (i == a.size() || (b[j].value ^ flip) < (a[i].value ^ flip)) out.push_back(b[j++]);
+    else out.push_back({a[i].value, a[i++].count + b[j++].count});
+  }
+  return out;
+}
+
+std::string render_sparse(Format format, KeyType type, const std::vector<ValueCount>& pairs, const InputSet& inputs,
+                          Backend backend) {
+  std::uint64_t total = 0;
+  for (const ValueCount& p : pairs) total += p.count;
+  std::string out;
+  if (format == Format::table) {
+    std::vector<TableRow> rows;
+    rows.reserve(pairs.size());
+    for (const ValueCount& p : pairs) rows.push_back({key_text(type, p.value), p.count});
+    out = rows.empty() ? std::string("(no keys)\n") : render_rows(rows, total, terminal_width());
+    return out + render_summary({{"total", std::to_string(total)}, {"distinct", std::to_string(pairs.size())}});
+  }
+  if (format == Format::csv) {
+    out = "value,count\n";
+    for (const ValueCount& p : pairs) out += key_text(type, p.value) + "," + std::to_string(p.count) + "\n";
+    return out;
+  }
+  out = "{\n";
+  out += json_opening(to_string(type), inputs);
+  out += "  \"backend\": " + json_string(to_string(backend)) + ",\n";
+  out += "  \"pairs\": [";
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    out += (i ? ", [" : "[") + key_text(type, pairs[i].value) + ", " + std::to_string(pairs[i].count) + "]";
+  out += "],\n";
+  out += "  \"distinct\": " + std::to_string(pairs.size()) + ",\n";
+  out += "  \"total\": " + std::to_string(total) + "\n}\n";
+  return out;
+}
+
 // A library call as the CLI reports errors (cli_common.cpp's fill_checked does
 // the same for plain counts): keep the kind, add a fix when there is none.
 template <class F>
@@ -469,6 +527,41 @@ void call_checked(F&& f) {
   }
 }
 
+// `count --sparse`: the (value, count) pairs of 32/64-bit keys, each input
+// block counted by levelhist::sparse_histogram and merged into the pairs so far.
+int count_sparse(const ParsedArgs& p) {
+  const std::optional<std::string> t = p.value("--type");
+  if (!t) usage_error("--sparse needs the key type", "add --type u32, i32, u64 or i64");
+  const std::optional<KeyType> key = parse_key_type(*t);
+  if (!key) {
+    if (parse_sample_type(*t))
+      usage_error("--sparse counts 32- and 64-bit integer keys, not " + *t + " samples",
+                  "use --type u32, i32, u64 or i64, or drop --sparse for a binned histogram");
+    usage_error("unknown key type " + quote(*t), "use --type u32, i32, u64 or i64 with --sparse");
+  }
+  for (const char* option : {"--bins", "--range", "--edges", "--numpy", "--channels", "--active", "--weights",
+                             "--weight-type", "--per-file", "--strategy"})
+    if (p.has(option))
+      usage_error(std::string(option) + " cannot be combined with --sparse",
+                  "drop " + std::string(option) + ": --sparse gives one (value, count) pair per value that occurs");
+  const RunOptions run = parse_run_options(p);
+  InputSet inputs(input_operands(p), key_size(*key), std::string(to_string(*key)));
+  inputs.validate();
+  Progress progress(inputs.known_bytes(), inputs.all_known());
+  std::vector<ValueCount> pairs;
+  Backend backend = Backend::cpu;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+      call_checked([&] { pairs = merge_pairs(*key, pairs, sparse_histogram(*key, d, n, run.library, &backend)); });
+    }, &progress);
+  progress.finish();
+  if (pairs.empty()) {  // no block was counted: say which backend would have run
+    call_checked([&] { sparse_histogram(*key, nullptr, 0, run.library, &backend); });
+  }
+  write_stdout(render_sparse(run.format, *key, pairs, inputs, backend));
+  return 0;
+}
+
 }  // namespace
 
 int run_count(const std::vector<std::string>& args) {
@@ -483,16 +576,20 @@ int run_count(const std::vector<std::string>& args) {
                              {"--active", true},
                              {"--weights", true},
                              {"--weight-type", true},
-                             {kPlotOption, true}});
+                             {kPlotOption, true},
+                             {"--sparse", false}});
   ParsedArgs p = parse_args("count", args, specs);
   if (p.help) {
     write_stdout(kCountHelp);
     return 0;
   }
+  if (p.has("--sparse")) return count_sparse(p);
   // Usage first: names and conflicts (exit 2) ...
   SampleType type = SampleType::u8;
   if (auto t = p.value("--type")) {
     auto parsed = parse_sample_type(*t);
+    if (!parsed && parse_key_type(*t))
+      usage_error(*t + " samples can only be counted with --sparse", "add --sparse for (value, count) pairs");
     if (!parsed) usage_error("unknown sample type " + quote(*t), "use --type u8, i8, u16, i16, i32, u32, f32 or f64");
     type = *parsed;
   }

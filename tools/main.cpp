@@ -23,14 +23,15 @@ const char* const kMainHelp =
     "Fast level histograms of binary data on CPUs and NVIDIA GPUs.\n"
     "\n"
     "Commands:\n"
-    "  count   histogram of binary samples (u8 ... f64) in files or standard input\n"
-    "  text    the 7-bin letter histogram of PMPP chapter 9 (a-d, e-h, ..., y-z)\n"
-    "  list    the strategies of this build and whether they run here\n"
-    "  image   histogram and statistics of every channel of a PGM, PPM or PNG image\n"
+    "  count      histogram of binary samples (u8 ... f64) in files or standard input\n"
+    "  text       the 7-bin letter histogram of PMPP chapter 9 (a-d, e-h, ..., y-z)\n"
+    "  sort       counting sort of a file of 8- or 16-bit samples into a new file\n"
+    "  list       the strategies of this build and whether they run here\n"
+    "  image      histogram and statistics of every channel of a PGM, PPM or PNG image\n"
     "  threshold  binarize a gray image at a value or Otsu's threshold\n"
     "  equalize   histogram-equalize an 8-bit gray image\n"
-    "  bench   the benchmark (GPU; --cpu for the CPU one)\n"
-    "  help    'levelhist help COMMAND' shows a command's options\n"
+    "  bench      the benchmark (GPU; --cpu for the CPU one)\n"
+    "  help       'levelhist help COMMAND' shows a command's options\n"
     "\n"
     "Options:\n"
     "  -h, --help      show this help\n"
@@ -41,7 +42,9 @@ const char* const kMainHelp =
     "  levelhist count image.raw\n"
     "  levelhist count --type f32 --bins 50 --range auto --format json data.f32\n"
     "  levelhist text --fold-case book.txt\n"
-    "  levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n";
+    "  levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n"
+    "  levelhist sort --type u16 depth.raw -o depth.sorted\n"
+    "  levelhist count --type u64 --sparse --format csv ids.u64\n";
 
 const char* const kBenchHelp =
     "Usage: levelhist bench [ARGUMENT]...\n"
@@ -50,7 +53,7 @@ const char* const kBenchHelp =
     "See docs/BENCHMARKS.md.\n";
 
 // What the errors for an unknown command suggest.
-const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize and bench";
+const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize, sort and bench";
 
 // One line: a message must never break the one-line rule.
 std::string one_line(std::string s) {
@@ -89,6 +92,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (topic == "count") write_stdout(kCountHelp);
     else if (topic == "text") write_stdout(kTextHelp);
     else if (topic == "list") write_stdout(kListHelp);
+    else if (topic == "sort") write_stdout(kSortHelp);
     else if (topic == "bench") write_stdout(kBenchHelp);
     else if (topic == "image") write_stdout(kImageHelp);
     else if (topic == "threshold") write_stdout(kThresholdHelp);
@@ -100,6 +104,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "count") return run_count(rest);
   if (cmd == "text") return run_text(rest);
   if (cmd == "list") return run_list(rest);
+  if (cmd == "sort") return run_sort(rest);
   if (cmd == "bench") return bench::bench_main(rest);
   if (cmd == "image") return run_image(rest);
   if (cmd == "threshold") return run_threshold(rest);

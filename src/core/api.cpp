@@ -3,6 +3,7 @@
 #include <memory>
 #include <new>
 
+#include "core/backend_choice.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/levelhist.hpp"
 
@@ -16,6 +17,27 @@ struct AlignedFree {
 };
 
 }  // namespace
+
+namespace detail {
+
+void require_cuda_backend() {
+  std::string why;
+  if (!backend_available(Backend::cuda, &why)) throw Error(ErrorKind::unsupported, "--backend cuda: " + why);
+}
+
+Backend resolve_backend(const Options& options, const char* method) {
+  if (options.strategy != "auto")
+    throw Error(ErrorKind::usage, std::string(method) + " has no strategies to choose from (strategy '" +
+                                      options.strategy + "' given; leave it \"auto\")");
+  switch (options.backend) {
+    case BackendChoice::cpu: return Backend::cpu;
+    case BackendChoice::cuda: require_cuda_backend(); return Backend::cuda;
+    case BackendChoice::automatic: break;
+  }
+  return default_backend();
+}
+
+}  // namespace detail
 
 const char* version() { return LEVELHIST_VERSION; }
 
@@ -36,8 +58,7 @@ const Strategy& resolve_strategy(const Problem& problem, const Options& options)
     return *s;
   }
   if (options.backend == BackendChoice::cuda) {
-    std::string why;
-    if (!backend_available(Backend::cuda, &why)) throw Error(ErrorKind::unsupported, "--backend cuda: " + why);
+    detail::require_cuda_backend();
     return choose_strategy(problem, Backend::cuda);
   }
   if (options.backend == BackendChoice::cpu) return choose_strategy(problem, Backend::cpu);

@@ -1,6 +1,8 @@
 // The CUDA entry points of a build without the CUDA backend: each says so.
 #if !LEVELHIST_HAVE_CUDA
 #include "levelhist/cuda.hpp"
+#include "levelhist/cuda_sort.hpp"
+#include "levelhist/cuda_sparse.hpp"
 #include "levelhist/error.hpp"
 
 namespace levelhist {
@@ -43,6 +45,12 @@ void fill_weighted_from_host(WeightedHistogram&, SampleType, const void*, std::u
                              const Strategy&) {
   no_cuda();
 }
+void counting_sort(void*, std::size_t&, SampleType, const void*, void*, std::uint64_t, void*) { no_cuda(); }
+void sparse_histogram(void*, std::size_t&, KeyType, const void*, std::uint64_t, void*, std::uint64_t*, std::uint64_t*,
+                      void*) {
+  no_cuda();
+}
+std::vector<ValueCount> sparse_histogram_from_host(KeyType, const void*, std::uint64_t) { no_cuda(); }
 int device_count() { return 0; }
 std::string describe_device() { return "no CUDA backend in this build"; }
 
