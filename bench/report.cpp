@@ -227,6 +227,12 @@ void write_headline(std::ostream& out, const Results& r, const SectionInfo& s) {
       << "), " << rows.front()->problem << ".\n";
 
   auto table = [&](const std::string& title, bool with_level, const std::function<std::string(const Measurement*)>& cell) {
+    // A table with nothing to show (no limit or no CUB measured in this section) is left out.
+    bool any_value = false;
+    for (const std::string& st : strategies)
+      for (const std::string& d : datasets)
+        if (const Measurement* m = find_dataset(rows, d, st)) any_value = any_value || cell(m) != "-";
+    if (!any_value) return;
     out << "\n### " << title << "\n\n";
     std::vector<std::string> header{"strategy"};
     header.insert(header.end(), datasets.begin(), datasets.end());
