@@ -76,7 +76,8 @@ std::string x_text(XKind kind, double x) {
 // The columns of a table: the limit first, then strategies in registry order.
 std::vector<std::string> column_strategies(const Results& r) {
   std::vector<std::string> names{kLimitName};
-  for (const StrategyInfo& s : r.strategies) names.push_back(s.name);
+  for (const StrategyInfo& s : r.strategies)
+    if (s.name != kLimitName) names.push_back(s.name);  // a section may describe its own limit
   return names;
 }
 
