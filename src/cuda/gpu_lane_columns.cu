@@ -47,64 +47,8 @@ struct LaneColumnsPolicy {
   static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
 };
 
-// Small calls: one thread-block cluster (Hopper) whose blocks add their row sums
-// into block 0's shared memory (distributed shared memory), then block 0 writes
-// the slots: no global additions, no fence, no ticket, no exchange of totals,
-// which were the ~1.7 us a 1 MiB call spent after its read (docs/PERFORMANCE.md,
-// section 4). Up to 16 blocks (a non-portable cluster size Hopper allows) of
-// 1024 threads, one step of four 16-byte loads per thread: 1 MiB in one round
-// trip. One block per SM (56 registers), so 16 blocks need 16 SMs of one GPC;
-// where the device offers only smaller clusters, fewer blocks take more steps.
-struct LaneColumnsClusterPolicy {
-  static constexpr int kBlockThreads = 1024;
-  static constexpr int kMinBlocksPerSM = 1;  // up to 64 registers: at 32 (two blocks per SM) it spilled
-  static constexpr int kUnroll = 4;
-  static constexpr int kMaxClusterBlocks = 16;
-  static constexpr std::uint64_t kBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;  // 64 KiB
-  static constexpr std::uint64_t kMaxBytes = kBytesPerBlock * kMaxClusterBlocks;                // 1 MiB
-};
-
 constexpr int kBins = 256;
 constexpr int kLanes = 32;
-
-// Cluster primitives (sm_90 PTX). The kernel that uses them is launched only on
-// devices of compute capability 9.0 or newer; older targets compile a trap.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define LEVELHIST_HAVE_CLUSTERS 1
-#else
-#define LEVELHIST_HAVE_CLUSTERS 0
-#endif
-
-// A barrier over every thread of the cluster; additions before it (release)
-// are visible after it (acquire).
-__device__ __forceinline__ void cluster_barrier() {
-#if LEVELHIST_HAVE_CLUSTERS
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#else
-  __trap();
-#endif
-}
-
-__device__ __forceinline__ unsigned int cluster_block_rank() {
-  unsigned int rank = 0;
-#if LEVELHIST_HAVE_CLUSTERS
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-#endif
-  return rank;
-}
-
-// `value` added to the 32-bit word at shared address p of the cluster's block 0.
-__device__ __forceinline__ void add_to_block0(const unsigned int* p, unsigned int value) {
-#if LEVELHIST_HAVE_CLUSTERS
-  unsigned int local = static_cast<unsigned int>(__cvta_generic_to_shared(p)), remote = 0;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(local));
-  asm volatile("red.shared::cluster.add.u32 [%0], %1;" ::"r"(remote), "r"(value) : "memory");
-#else
-  (void)p, (void)value;
-  __trap();
-#endif
-}
-
 
 // Per-call state in the workspace: zero between calls.
 struct LaneColumnsWorkspace {
@@ -112,55 +56,17 @@ struct LaneColumnsWorkspace {
   unsigned int blocks_done;         // ticket: blocks that have added their counts
 };
 
-// The call's 256 byte counts (take(byte) returns each once) into the caller's
-// 64-bit slots through the shared BinIndexer, by the threads of one block.
-template <int kThreads, class Take>
-__device__ __forceinline__ void fold_byte_counts(Take take, std::uint64_t* slots, bool accumulate, bool is_signed,
-                                                 const BinIndexer& indexer) {
-  const std::uint64_t slot_count = indexer.bins + 3;
-  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
-                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
-  if (per_value) {
-    // One byte value per slot: each thread owns its slots, plain stores, no atomics.
-    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
-      unsigned int count = take(byte);
-      std::uint64_t slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
-      slots[slot] = (accumulate ? slots[slot] : 0) + count;
-    }
-    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
-  } else {
-    if (!accumulate) {
-      for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
-      __syncthreads();
-    }
-    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
-      unsigned int count = take(byte);
-      if (!count) continue;
-      double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
-      cuda_detail::add_to_slot(&slots[indexer.slot(value)], count);
-    }
-  }
-}
-
-// kClusterFold: the grid is one cluster and block 0 folds (small calls); else
-// any grid, the workspace's accumulators and the last block's ticket.
-template <class Policy, bool kClusterFold>
+template <class Policy>
 __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM)
     lane_columns_kernel(const unsigned char* samples, std::uint64_t n, LaneColumnsWorkspace* ws,
                         std::uint64_t* slots, bool accumulate, bool is_signed, BinIndexer indexer) {
   constexpr int kThreads = Policy::kBlockThreads;
   __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
-  __shared__ unsigned int cluster_counts[kClusterFold ? kBins : 1];  // block 0's: the cluster's totals
   __shared__ bool is_last_block;
 
   for (int i = threadIdx.x; i < kBins * kLanes / 4; i += kThreads)
     reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
-  if constexpr (kClusterFold) {
-    for (int b = threadIdx.x; b < kBins; b += kThreads) cluster_counts[b] = 0;
-    cluster_barrier();  // every block has started (its shared memory exists) and block 0's totals are zero
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
   unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
   auto count_byte = [&](unsigned int byte) { atomicAdd(my_column + (byte << 5), 1u); };
@@ -218,18 +124,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     unsigned int sum = 0;
 #pragma unroll 8
     for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
-    if (!sum) continue;
-    if constexpr (kClusterFold) add_to_block0(&cluster_counts[bin], sum);
-    else atomicAdd(&ws->byte_counts[bin], sum);
-  }
-
-  // Block 0 of a cluster folds the totals in its shared memory once every block
-  // has added its rows (the barrier orders the additions); the others are done.
-  if constexpr (kClusterFold) {
-    cluster_barrier();
-    if (cluster_block_rank() == 0)
-      fold_byte_counts<kThreads>([&](int byte) { return cluster_counts[byte]; }, slots, accumulate, is_signed, indexer);
-    return;
+    if (sum) atomicAdd(&ws->byte_counts[bin], sum);
   }
 
   // The last block to finish folds the call's counts into the output. One
@@ -244,9 +139,30 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
   __syncthreads();
   if (!is_last_block) return;
   __threadfence();
-  // Taking each total also leaves the accumulator zero for the next call.
-  fold_byte_counts<kThreads>([&](int byte) { return atomicExch(&ws->byte_counts[byte], 0u); }, slots, accumulate,
-                             is_signed, indexer);
+
+  const std::uint64_t slot_count = indexer.bins + 3;
+  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
+                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
+  if (per_value) {
+    // One byte value per slot: each thread owns its slots, plain stores, no atomics.
+    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
+      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
+      std::uint64_t slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
+      slots[slot] = (accumulate ? slots[slot] : 0) + count;
+    }
+    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
+  } else {
+    if (!accumulate) {
+      for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
+      __syncthreads();
+    }
+    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
+      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
+      if (!count) continue;
+      double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
+      cuda_detail::add_to_slot(&slots[indexer.slot(value)], count);
+    }
+  }
   if (threadIdx.x == 0) ws->blocks_done = 0;
 }
 
@@ -260,75 +176,16 @@ std::size_t workspace_bytes(const Problem&) { return sizeof(LaneColumnsWorkspace
 
 int grid_size(std::uint64_t n) {
   using Policy = LaneColumnsPolicy;
-  static const int resident =
-      cuda_detail::resident_blocks(lane_columns_kernel<Policy, false>, Policy::kBlockThreads);
+  static const int resident = cuda_detail::resident_blocks(lane_columns_kernel<Policy>, Policy::kBlockThreads);
   std::uint64_t wanted = (n + Policy::kMinBytesPerBlock - 1) / Policy::kMinBytesPerBlock;
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
 }
 
-// The launch of the one-cluster kernel over `blocks` blocks (a power of two).
-struct ClusterLaunch {
-  cudaLaunchAttribute attribute{};
-  cudaLaunchConfig_t config{};
-  ClusterLaunch(int blocks, cudaStream_t stream) {
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.gridDim = dim3(static_cast<unsigned>(blocks));
-    config.blockDim = dim3(LaneColumnsClusterPolicy::kBlockThreads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-  }
-  ClusterLaunch(const ClusterLaunch&) = delete;  // config points at attribute
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
-};
-
-// The largest cluster (16, 8, ... blocks) this device can run the one-cluster
-// kernel in; 0 before compute capability 9.0 (no clusters).
-int largest_cluster() {
-  int device = 0, major = 0;
-  LEVELHIST_CUDA_CHECK(cudaGetDevice(&device));
-  LEVELHIST_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 9) return 0;
-  auto kernel = lane_columns_kernel<LaneColumnsClusterPolicy, true>;
-  const bool non_portable = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
-  for (int blocks = LaneColumnsClusterPolicy::kMaxClusterBlocks; blocks >= 1; blocks /= 2) {
-    if (blocks > 8 && !non_portable) continue;
-    ClusterLaunch launch(blocks, nullptr);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) == cudaSuccess && clusters > 0) return blocks;
-  }
-  (void)cudaGetLastError();  // a refused size is an answer, not an error to report later
-  return 0;
-}
-
-// Blocks of the one-cluster kernel for a call of n bytes (one 64 KiB step per
-// block, fewer blocks and more steps where the device's clusters are smaller),
-// or 0: the grid-wide kernel then takes it.
-int cluster_blocks(std::uint64_t n) {
-  static const int largest = largest_cluster();
-  if (largest == 0 || n > LaneColumnsClusterPolicy::kMaxBytes) return 0;
-  int blocks = 1;
-  while (blocks < largest && static_cast<std::uint64_t>(blocks) * LaneColumnsClusterPolicy::kBytesPerBlock < n) blocks *= 2;
-  return blocks;
-}
-
 void run(const RunArgs& a) {
-  const auto* samples = static_cast<const unsigned char*>(a.samples);
-  auto* ws = static_cast<LaneColumnsWorkspace*>(a.workspace);
-  const bool is_signed = a.type == SampleType::i8;
-  if (const int blocks = cluster_blocks(a.n)) {
-    ClusterLaunch launch(blocks, stream_of(a));
-    LEVELHIST_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, lane_columns_kernel<LaneColumnsClusterPolicy, true>,
-                                            samples, a.n, ws, a.slots, a.accumulate, is_signed, a.indexer));
-    return;
-  }
   using Policy = LaneColumnsPolicy;
-  lane_columns_kernel<Policy, false><<<grid_size(a.n), Policy::kBlockThreads, 0, stream_of(a)>>>(
-      samples, a.n, ws, a.slots, a.accumulate, is_signed, a.indexer);
+  lane_columns_kernel<Policy><<<grid_size(a.n), Policy::kBlockThreads, 0, stream_of(a)>>>(
+      static_cast<const unsigned char*>(a.samples), a.n, static_cast<LaneColumnsWorkspace*>(a.workspace), a.slots,
+      a.accumulate, a.type == SampleType::i8, a.indexer);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
@@ -339,10 +196,8 @@ int rank(const Problem& p) { return supports(p, nullptr) ? 100 : 0; }
 std::vector<std::uint64_t> boundaries(const Problem&) {
   using Policy = LaneColumnsPolicy;
   const std::uint64_t block_bytes = std::uint64_t{Policy::kBlockThreads} * 16;
-  using Cluster = LaneColumnsClusterPolicy;
   return {15, 16, 31, 32, block_bytes, block_bytes * Policy::kUnroll, Policy::kMinBytesPerBlock,
-          2 * Policy::kMinBytesPerBlock, Cluster::kBytesPerBlock, 3 * Cluster::kBytesPerBlock, Cluster::kMaxBytes,
-          Cluster::kMaxBytes + 1, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
+          2 * Policy::kMinBytesPerBlock, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
 }
 
 }  // namespace
