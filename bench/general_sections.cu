@@ -31,6 +31,7 @@
 #include "gpu_bench.hpp"
 #include "gpu_sections.hpp"
 #include "gpu_timer.hpp"
+#include "side_bench.cuh"
 #include "levelhist/cuda.hpp"
 #include "levelhist/levelhist.hpp"
 #include "reference.hpp"
@@ -123,48 +124,10 @@ struct ShiftOp {
 
 // ---- timing what run_case does not know ------------------------------------------------
 
-class DeviceMemory {
- public:
-  explicit DeviceMemory(std::size_t bytes) { LEVELHIST_CUDA_CHECK(cudaMalloc(&p_, std::max<std::size_t>(bytes, 256))); }
-  ~DeviceMemory() { cudaFree(p_); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  template <class T = unsigned char>
-  T* get() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_ = nullptr;
-};
-
-struct Side {
-  GpuBench& bench;
-  const BenchOptions& options;
-  cudaStream_t stream = nullptr;
-  std::unique_ptr<GpuTimer> timer;
-  TimingPolicy policy;
+struct Side : SideBench {
   DeviceMemory sink{256};
 
-  Side(GpuBench& b, const BenchOptions& o) : bench(b), options(o) {
-    LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    timer = std::make_unique<GpuTimer>(stream);
-    policy.reps = o.reps;
-    policy.hard_seconds = o.case_seconds;
-    policy.soft_seconds = std::min(3.0, 0.3 * o.case_seconds);
-    policy.warmup_ms = o.quick ? 5.0 : 10.0;
-    LEVELHIST_CUDA_CHECK(cudaMemset(sink.get(), 0, 256));
-  }
-  ~Side() {
-    timer.reset();
-    if (stream) cudaStreamDestroy(stream);
-  }
-
-  void add_strategy_info(const std::string& name, const std::string& summary) {
-    for (const StrategyInfo& s : bench.results().strategies)
-      if (s.name == name) return;
-    bench.results().strategies.push_back({name, summary});
-  }
+  Side(GpuBench& b, const BenchOptions& o) : SideBench(b, o) { LEVELHIST_CUDA_CHECK(cudaMemset(sink.get(), 0, 256)); }
 
   // Times `enqueue` after one checked call (`check` returns "" when the result is right).
   void measure(Measurement m, const EnqueueCall& enqueue, const std::function<std::string()>& check) {
@@ -309,7 +272,7 @@ void u32_case(Context& c, int log2bins) {
   const std::string name = log2bins == 20 ? "u32_2e20" : "u32_2e24";
   const Binning b = Binning::even(u64{1} << log2bins, 0, 4294967296.0);
   const unsigned bins = 1u << log2bins, shift = 32 - log2bins;
-  c.side.add_strategy_info("sort_reduce_by_key", "CUB radix sort on the bin bits, ReduceByKey, scatter (a peer)");
+  c.side.describe("sort_reduce_by_key", "CUB radix sort on the bin bits, ReduceByKey, scatter (a peer)");
   auto peers = [&](const HostSamples& input, const Histogram& expected, const std::string& dataset_name) {
     const u64 n = input.size();
     const int items = static_cast<int>(n);
@@ -473,7 +436,7 @@ void pixels_case(Context& c, const std::string& name, const std::string& title, 
           std::find(c.options.strategies.begin(), c.options.strategies.end(), s->name) == c.options.strategies.end())
         continue;
       if (!strategy_accepts(*s, Problem{SampleType::u8, &b, pixels * channels, layout})) continue;
-      c.side.add_strategy_info(s->name, s->summary);
+      c.side.describe(s->name, s->summary);
       const std::size_t ws_bytes = cuda::workspace_bytes_pixels(SampleType::u8, layout, b, s);
       DeviceMemory ws(ws_bytes);
       LEVELHIST_CUDA_CHECK(cudaMemset(ws.get(), 0, std::max<std::size_t>(ws_bytes, 256)));
@@ -506,7 +469,7 @@ void weighted_case(Context& c) {
   const std::string name = "weighted";
   c.bench.begin_section({name, "f32 samples with f32 weights, 1024 even bins over [0, 1), f64 sums (GB/s of samples + weights)",
                          "", XKind::none});
-  c.side.add_strategy_info("global_f64_atomics", "one global f64 atomicAdd per sample: torch.bincount(weights=)'s method");
+  c.side.describe("global_f64_atomics", "one global f64 atomicAdd per sample: torch.bincount(weights=)'s method");
   const Binning b = Binning::even(1024, 0.0, 1.0);
   const u64 n = c.bytes / 8, S = b.slots();
   std::vector<float> xs(n), ws(n);
@@ -563,7 +526,7 @@ void weighted_case(Context& c) {
       if (!c.options.strategies.empty() &&
           std::find(c.options.strategies.begin(), c.options.strategies.end(), s->name) == c.options.strategies.end())
         continue;
-      c.side.add_strategy_info(s->name, s->summary);
+      c.side.describe(s->name, s->summary);
       const std::size_t ws_bytes = cuda::workspace_bytes_weighted(SampleType::f32, n, SampleType::f32, b, s);
       DeviceMemory wsp(ws_bytes);
       LEVELHIST_CUDA_CHECK(cudaMemset(wsp.get(), 0, std::max<std::size_t>(ws_bytes, 256)));

@@ -15,6 +15,7 @@
 #include "cuda/cuda_common.cuh"
 #include "gpu_bench.hpp"
 #include "gpu_timer.hpp"
+#include "side_bench.cuh"
 #include "levelhist/cuda.hpp"
 #include "levelhist/cuda_sort.hpp"
 #include "levelhist/cuda_sparse.hpp"
@@ -38,45 +39,8 @@ u64 mix64(u64 x) {
   return x ^ (x >> 31);
 }
 
-class DeviceMemory {
- public:
-  explicit DeviceMemory(std::size_t bytes) { LEVELHIST_CUDA_CHECK(cudaMalloc(&p_, std::max<std::size_t>(bytes, 256))); }
-  ~DeviceMemory() { cudaFree(p_); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  template <class T = unsigned char>
-  T* get() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_ = nullptr;
-};
-
-struct Runner {
-  GpuBench& bench;
-  const BenchOptions& options;
-  cudaStream_t stream = nullptr;
-  std::unique_ptr<GpuTimer> timer;
-  TimingPolicy policy;
-
-  Runner(GpuBench& b, const BenchOptions& o) : bench(b), options(o) {
-    LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    timer = std::make_unique<GpuTimer>(stream);
-    policy.reps = o.reps;
-    policy.hard_seconds = o.case_seconds;
-    policy.soft_seconds = std::min(3.0, 0.3 * o.case_seconds);
-  }
-  ~Runner() {
-    timer.reset();
-    if (stream) cudaStreamDestroy(stream);
-  }
-
-  void info(const std::string& name, const std::string& summary) {
-    for (const StrategyInfo& s : bench.results().strategies)
-      if (s.name == name) return;
-    bench.results().strategies.push_back({name, summary});
-  }
+struct Runner : SideBench {
+  using SideBench::SideBench;
 
   void record(Measurement m, const std::string& wrong) {
     if (!wrong.empty()) {
@@ -269,13 +233,13 @@ int sort_bench_main(const std::vector<std::string>& args) {
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --sort on %s\n", bench.results().device.describe().c_str());
   Runner r(bench, o);
-  r.info("std_sort", "std::sort on one core (the comparison-sort baseline)");
-  r.info("cpu_counting_sort", "levelhist::counting_sort on the CPU: per-value fill, scan, parallel run expansion");
-  r.info("gpu_counting_sort", "levelhist::cuda::counting_sort: histogram strategy, CUB scan, run expansion kernel");
-  r.info("limit", "cudaMemcpyAsync device to device of the same bytes: each sample read once and written once, the least an out-of-place sort moves");
-  r.info("cub", "cub::DeviceRadixSort::SortKeys (the GPU sorting baseline)");
-  r.info("cpu_sparse", "levelhist::sparse_histogram on the CPU: parallel LSD radix sort + run count");
-  r.info("gpu_sparse", "levelhist::cuda::sparse_histogram: CUB SortKeys + ReduceByKey, 64-bit counts");
+  r.describe("std_sort", "std::sort on one core (the comparison-sort baseline)");
+  r.describe("cpu_counting_sort", "levelhist::counting_sort on the CPU: per-value fill, scan, parallel run expansion");
+  r.describe("gpu_counting_sort", "levelhist::cuda::counting_sort: histogram strategy, CUB scan, run expansion kernel");
+  r.describe("limit", "cudaMemcpyAsync device to device of the same bytes: each sample read once and written once, the least an out-of-place sort moves");
+  r.describe("cub", "cub::DeviceRadixSort::SortKeys (the GPU sorting baseline)");
+  r.describe("cpu_sparse", "levelhist::sparse_histogram on the CPU: parallel LSD radix sort + run count");
+  r.describe("gpu_sparse", "levelhist::cuda::sparse_histogram: CUB SortKeys + ReduceByKey, 64-bit counts");
   const u64 bytes = o.quick ? u64{64} << 20 : u64{256} << 20;
   std::string fatal;
   try {
