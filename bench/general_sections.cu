@@ -650,19 +650,7 @@ int general_bench_main(const std::vector<std::string>& args) {
     if (e.kind() != ErrorKind::cuda) throw;
     fatal = e.what();
   }
-  Results& results = bench.results();
-  if (!o.out_dir.empty()) write_all_formats(o.out_dir, results);
-  write_report(std::cout, results, o.format);
-  std::cout.flush();
-  if (!fatal.empty()) {
-    std::fprintf(stderr, "levelhist bench --general: %s\n", fatal.c_str());
-    return 1;
-  }
-  if (!results.failures.empty()) {
-    std::fprintf(stderr, "levelhist bench --general: %zu runs FAILED\n", results.failures.size());
-    return 1;
-  }
-  return 0;
+  return finish_side_run("levelhist bench --general", bench, o, fatal);
 }
 
 }  // namespace levelhist::bench

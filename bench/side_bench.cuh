@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -11,6 +13,7 @@
 #include "gpu_bench.hpp"
 #include "gpu_timer.hpp"
 #include "options.hpp"
+#include "report.hpp"
 
 namespace levelhist::bench {
 
@@ -61,5 +64,23 @@ struct SideBench {
     bench.results().strategies.push_back({name, summary});
   }
 };
+
+// The end of a side section's run: write the report (and the files under
+// --out), then the exit status: 1 after a fatal error or any wrong result.
+inline int finish_side_run(const char* command, GpuBench& bench, const BenchOptions& o, const std::string& fatal) {
+  Results& results = bench.results();
+  if (!o.out_dir.empty()) write_all_formats(o.out_dir, results);
+  write_report(std::cout, results, o.format);
+  std::cout.flush();
+  if (!fatal.empty()) {
+    std::fprintf(stderr, "%s: %s\n", command, fatal.c_str());
+    return 1;
+  }
+  if (!results.failures.empty()) {
+    std::fprintf(stderr, "%s: %zu runs FAILED\n", command, results.failures.size());
+    return 1;
+  }
+  return 0;
+}
 
 }  // namespace levelhist::bench
