@@ -177,18 +177,6 @@ struct Side : SideBench {
   void sync() { LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream)); }
 };
 
-Measurement proto(const std::string& section, const std::string& dataset, const std::string& problem, u64 n, u64 bytes) {
-  Measurement m;
-  m.section = section;
-  m.series = section;
-  m.x = static_cast<double>(n);
-  m.dataset = dataset;
-  m.problem = problem;
-  m.n = n;
-  m.bytes = bytes;
-  return m;
-}
-
 template <class T>
 std::string compare_counts(const std::vector<T>& got, const std::vector<u64>& want, std::size_t count) {
   std::size_t bad = 0, first = 0;

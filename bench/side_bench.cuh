@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -33,6 +34,20 @@ class DeviceMemory {
  private:
   void* p_ = nullptr;
 };
+
+// A row of a side section, before its strategy and timing are filled in.
+inline Measurement proto(const std::string& section, const std::string& dataset, const std::string& problem,
+                         std::uint64_t n, std::uint64_t bytes) {
+  Measurement m;
+  m.section = section;
+  m.series = section;
+  m.x = static_cast<double>(n);
+  m.dataset = dataset;
+  m.problem = problem;
+  m.n = n;
+  m.bytes = bytes;
+  return m;
+}
 
 // A non-blocking stream, its timer, and the timing policy the options ask for.
 struct SideBench {

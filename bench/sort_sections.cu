@@ -83,19 +83,6 @@ struct Runner : SideBench {
   }
 };
 
-Measurement proto(const std::string& section, const std::string& dataset, const std::string& problem, u64 n,
-                  u64 bytes) {
-  Measurement m;
-  m.section = section;
-  m.series = section;
-  m.x = static_cast<double>(n);
-  m.dataset = dataset;
-  m.problem = problem;
-  m.n = n;
-  m.bytes = bytes;
-  return m;
-}
-
 std::string first_difference(const void* want, const void* got, u64 bytes) {
   if (std::memcmp(want, got, bytes) == 0) return "";
   u64 i = 0;
