@@ -14,13 +14,14 @@
 // overflow flushes with 32-bit counters). 16-byte loads, four in flight per
 // thread, through the non-coherent path as the limit kernel reads.
 //
-// One launch, no zeroing kernel: blocks add their 256 row sums into 32-bit
-// per-call accumulators in the workspace; the last block to finish (a ticket
-// counter, as in the CUDA samples' threadFenceReduction) folds the 256 byte
-// counts into the caller's 64-bit slots through the shared BinIndexer — so any
-// binning of 8-bit samples (per value, even bins, explicit edges, numpy rule)
-// runs at the same speed — and leaves the accumulators and the ticket at zero,
-// as the workspace contract requires.
+// One launch, no zeroing kernel: block 0 clears the caller's 64-bit slots as it
+// starts and raises a ticket in the workspace; every block adds its 256 row
+// sums straight into the slots (through the shared BinIndexer, so any binning of
+// 8-bit samples runs at the same speed) once it has seen the ticket raised, and
+// the last block leaves the ticket at zero, as the workspace contract requires.
+// An earlier design added into 32-bit accumulators and had the last block fold
+// them into the slots: three more round trips to L2 at the end of every call
+// (docs/PERFORMANCE.md section 4, change 5).
 #include <cstdint>
 
 #include "core/strategies.hpp"
@@ -52,8 +53,9 @@ constexpr int kLanes = 32;
 
 // Per-call state in the workspace: zero between calls.
 struct LaneColumnsWorkspace {
-  unsigned int byte_counts[kBins];  // this call's counts per byte value (n <= 2^31 per call)
-  unsigned int blocks_done;         // ticket: blocks that have added their counts
+  // 0: block 0 has not cleared the slots yet; then 1 + the blocks that have
+  // added their counts. The last of them (it reads gridDim.x) sets it back to 0.
+  unsigned int ticket;
 };
 
 template <class Policy>
@@ -61,12 +63,29 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     lane_columns_kernel(const unsigned char* samples, std::uint64_t n, LaneColumnsWorkspace* ws,
                         std::uint64_t* slots, bool accumulate, bool is_signed, BinIndexer indexer) {
   constexpr int kThreads = Policy::kBlockThreads;
+  static_assert(kThreads >= kBins, "thread b adds the row sum of byte value b");
   __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
-  __shared__ bool is_last_block;
 
   for (int i = threadIdx.x; i < kBins * kLanes / 4; i += kThreads)
     reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
+  if (blockIdx.x == 0 && !accumulate)
+    for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kThreads) slots[s] = 0;
   __syncthreads();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    __threadfence();  // the cleared slots, before the ticket says so
+    atomicAdd(&ws->ticket, 1u);
+  }
+
+  // The slot of byte value b (thread b), found now so that an explicit-edge
+  // search's loads overlap the data's.
+  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
+                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
+  std::uint64_t my_slot = 0;
+  if (threadIdx.x < kBins) {
+    const int byte = threadIdx.x;
+    if (per_value) my_slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
+    else my_slot = indexer.slot(is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte));
+  }
 
   unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
   auto count_byte = [&](unsigned int byte) { atomicAdd(my_column + (byte << 5), 1u); };
@@ -120,50 +139,28 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 
   // Row sums: thread b adds bin b's 32 columns, starting at column b so the
   // lanes of a warp read 32 different banks (TRISH's staggered indexing, 003).
-  for (int bin = threadIdx.x; bin < kBins; bin += kThreads) {
-    unsigned int sum = 0;
+  unsigned int sum = 0;
+  if (threadIdx.x < kBins) {
+    const int bin = threadIdx.x;
 #pragma unroll 8
     for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
-    if (sum) atomicAdd(&ws->byte_counts[bin], sum);
   }
 
-  // The last block to finish folds the call's counts into the output. One
-  // fence by the thread that takes the ticket orders the whole block's
-  // additions before it (the barrier makes them its own; as cooperative groups'
-  // grid sync does).
-  __syncthreads();
+  // Add into the slots once block 0 has cleared them. It did so at its start, a
+  // memory round trip ago at least, so the wait is one load of the ticket. The
+  // grid never exceeds the blocks that fit the GPU at once, and block 0 is
+  // dispatched first, so it cannot be waiting for a spinning block's place.
   if (threadIdx.x == 0) {
-    __threadfence();
-    is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
+    while (*static_cast<volatile unsigned int*>(&ws->ticket) == 0) {
+    }
+    __threadfence();  // the clearing, before this block's additions
   }
   __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (sum) cuda_detail::add_to_slot(&slots[my_slot], sum);
 
-  const std::uint64_t slot_count = indexer.bins + 3;
-  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
-                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
-  if (per_value) {
-    // One byte value per slot: each thread owns its slots, plain stores, no atomics.
-    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
-      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
-      std::uint64_t slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
-      slots[slot] = (accumulate ? slots[slot] : 0) + count;
-    }
-    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
-  } else {
-    if (!accumulate) {
-      for (std::uint64_t s = threadIdx.x; s < slot_count; s += kThreads) slots[s] = 0;
-      __syncthreads();
-    }
-    for (int byte = threadIdx.x; byte < kBins; byte += kThreads) {
-      unsigned int count = atomicExch(&ws->byte_counts[byte], 0u);
-      if (!count) continue;
-      double value = is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte);
-      cuda_detail::add_to_slot(&slots[indexer.slot(value)], count);
-    }
-  }
-  if (threadIdx.x == 0) ws->blocks_done = 0;
+  // Done: the last block to say so (block 0's raise + every block = gridDim.x
+  // before it) leaves the ticket at zero for the next call.
+  if (threadIdx.x == 0 && atomicAdd(&ws->ticket, 1u) == gridDim.x) ws->ticket = 0;
 }
 
 bool supports(const Problem& p, std::string* why_not) {
@@ -176,6 +173,7 @@ std::size_t workspace_bytes(const Problem&) { return sizeof(LaneColumnsWorkspace
 
 int grid_size(std::uint64_t n) {
   using Policy = LaneColumnsPolicy;
+  // Never more blocks than fit at once: blocks wait for block 0 (above).
   static const int resident = cuda_detail::resident_blocks(lane_columns_kernel<Policy>, Policy::kBlockThreads);
   std::uint64_t wanted = (n + Policy::kMinBytesPerBlock - 1) / Policy::kMinBytesPerBlock;
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
