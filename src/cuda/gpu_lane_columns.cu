@@ -14,14 +14,18 @@
 // overflow flushes with 32-bit counters). 16-byte loads, four in flight per
 // thread, through the non-coherent path as the limit kernel reads.
 //
-// One launch, no zeroing kernel: block 0 clears the caller's 64-bit slots as it
-// starts and raises a ticket in the workspace; every block adds its 256 row
-// sums straight into the slots (through the shared BinIndexer, so any binning of
-// 8-bit samples runs at the same speed) once it has seen the ticket raised, and
-// the last block leaves the ticket at zero, as the workspace contract requires.
-// An earlier design added into 32-bit accumulators and had the last block fold
-// them into the slots: three more round trips to L2 at the end of every call
-// (docs/PERFORMANCE.md section 4, change 5).
+// One launch, no zeroing kernel, two ways to end a call (docs/PERFORMANCE.md,
+// section 4, changes 5 and 6), both through the shared BinIndexer so any binning
+// of 8-bit samples runs at the same speed:
+// - small grids (small calls): block 0 clears the caller's 64-bit slots as it
+//   starts and raises a flag in the workspace; every block adds its 256 row sums
+//   straight into the slots once it has seen the flag. No fold at the end.
+// - large grids: blocks add their row sums into 32-bit accumulators in the
+//   workspace; the last block to finish (a ticket, as in the CUDA samples'
+//   threadFenceReduction) folds them into the slots. Three round trips to L2
+//   more at the end, but 256 addresses see one 32-bit addition per block, not a
+//   64-bit one: with hundreds of blocks that serialization is what costs.
+// Either way the workspace is left zero, as the contract requires.
 #include <cstdint>
 
 #include "core/strategies.hpp"
@@ -46,6 +50,12 @@ struct LaneColumnsPolicy {
   // (256 blocks at 1 MiB) measured no faster at 1 MiB and slower at 16 MiB
   // (docs/PERFORMANCE.md section 4).
   static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  // Grids up to this many blocks add straight into the slots (2 MiB at 32 KiB a
+  // block). Measured: 32 blocks (1 MiB) 4.9 us direct against 5.1 folded; 512
+  // blocks (16 MiB) 12.2 us direct against 10.5 folded. The crossover is placed
+  // from those two points, assuming the direct path's loss grows with the
+  // blocks adding to each address (~5 ns each).
+  static constexpr unsigned int kMaxDirectBlocks = 64;
 };
 
 constexpr int kBins = 256;
@@ -53,9 +63,14 @@ constexpr int kLanes = 32;
 
 // Per-call state in the workspace: zero between calls.
 struct LaneColumnsWorkspace {
-  // 0: block 0 has not cleared the slots yet; then 1 + the blocks that have
-  // added their counts. The last of them (it reads gridDim.x) sets it back to 0.
-  unsigned int ticket;
+  // Large grids: this call's counts per byte value (n <= 2^31 per call), and
+  // the blocks that have added theirs.
+  unsigned int byte_counts[kBins];
+  unsigned int blocks_done;
+  // Small grids: 0 until block 0 has cleared the slots; then 1 + the blocks
+  // that have added their counts. The last of them (it reads gridDim.x) sets it
+  // back to 0.
+  unsigned int cleared;
 };
 
 template <class Policy>
@@ -68,12 +83,13 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 
   for (int i = threadIdx.x; i < kBins * kLanes / 4; i += kThreads)
     reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
-  if (blockIdx.x == 0 && !accumulate)
+  const bool direct = gridDim.x <= Policy::kMaxDirectBlocks;
+  if (direct && blockIdx.x == 0 && !accumulate)
     for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kThreads) slots[s] = 0;
   __syncthreads();
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    __threadfence();  // the cleared slots, before the ticket says so
-    atomicAdd(&ws->ticket, 1u);
+  if (direct && blockIdx.x == 0 && threadIdx.x == 0) {
+    __threadfence();  // the cleared slots, before the flag says so
+    atomicAdd(&ws->cleared, 1u);
   }
 
   // The slot of byte value b (thread b), found now so that an explicit-edge
@@ -146,21 +162,54 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
   }
 
-  // Add into the slots once block 0 has cleared them. It did so at its start, a
-  // memory round trip ago at least, so the wait is one load of the ticket. The
-  // grid never exceeds the blocks that fit the GPU at once, and block 0 is
-  // dispatched first, so it cannot be waiting for a spinning block's place.
-  if (threadIdx.x == 0) {
-    while (*static_cast<volatile unsigned int*>(&ws->ticket) == 0) {
+  if (direct) {
+    // Add into the slots once block 0 has cleared them. It did so at its start,
+    // a memory round trip ago at least, so the wait is one load of the flag.
+    // The grid never exceeds the blocks that fit the GPU at once, and block 0
+    // is dispatched first, so it cannot be waiting for a spinning block's place.
+    if (threadIdx.x == 0) {
+      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
+      }
+      __threadfence();  // the clearing, before this block's additions
     }
-    __threadfence();  // the clearing, before this block's additions
+    __syncthreads();
+    if (sum) cuda_detail::add_to_slot(&slots[my_slot], sum);
+    // The last block to say it is done (block 0's raise + every block = gridDim.x
+    // before it) leaves the flag at zero for the next call.
+    if (threadIdx.x == 0 && atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
+    return;
+  }
+
+  // Large grids: the row sums into the accumulators; the last block to finish
+  // folds them into the slots. One fence by the thread that takes the ticket
+  // orders the whole block's additions before it (the barrier makes them its
+  // own; as cooperative groups' grid sync does).
+  __shared__ bool is_last_block;
+  if (sum) atomicAdd(&ws->byte_counts[threadIdx.x], sum);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
   }
   __syncthreads();
-  if (sum) cuda_detail::add_to_slot(&slots[my_slot], sum);
-
-  // Done: the last block to say so (block 0's raise + every block = gridDim.x
-  // before it) leaves the ticket at zero for the next call.
-  if (threadIdx.x == 0 && atomicAdd(&ws->ticket, 1u) == gridDim.x) ws->ticket = 0;
+  if (!is_last_block) return;
+  __threadfence();
+  // Taking each total leaves its accumulator zero for the next call.
+  if (per_value) {
+    // One byte value per slot: each thread owns its slot, a plain store, no clearing pass.
+    if (threadIdx.x < kBins) {
+      const unsigned int count = atomicExch(&ws->byte_counts[threadIdx.x], 0u);
+      slots[my_slot] = (accumulate ? slots[my_slot] : 0) + count;
+    }
+    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
+  } else {
+    if (!accumulate) {
+      for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kThreads) slots[s] = 0;
+      __syncthreads();
+    }
+    if (threadIdx.x < kBins) cuda_detail::add_to_slot(&slots[my_slot], atomicExch(&ws->byte_counts[threadIdx.x], 0u));
+  }
+  if (threadIdx.x == 0) ws->blocks_done = 0;
 }
 
 bool supports(const Problem& p, std::string* why_not) {
@@ -195,7 +244,8 @@ std::vector<std::uint64_t> boundaries(const Problem&) {
   using Policy = LaneColumnsPolicy;
   const std::uint64_t block_bytes = std::uint64_t{Policy::kBlockThreads} * 16;
   return {15, 16, 31, 32, block_bytes, block_bytes * Policy::kUnroll, Policy::kMinBytesPerBlock,
-          2 * Policy::kMinBytesPerBlock, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
+          2 * Policy::kMinBytesPerBlock, Policy::kMaxDirectBlocks * Policy::kMinBytesPerBlock,
+          Policy::kMaxDirectBlocks * Policy::kMinBytesPerBlock + 1, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
 }
 
 }  // namespace
