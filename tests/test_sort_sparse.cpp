@@ -18,7 +18,9 @@ void expect_sorted(const SortCase& c, const Options& options, std::size_t in_off
   EXPECT_EQ(counting_sort(c.type, in.data(), out.data(), c.n(), options), Backend::cpu) << c.name;
   EXPECT_EQ(sorted_diff(c.type, std_sorted(c.type, c.bytes), out.data()), "")
       << c.name << ", offsets " << in_offset << "/" << out_offset;
-  EXPECT_EQ(std::memcmp(in.data(), c.bytes.data(), c.bytes.size()), 0) << c.name << ": the input changed";
+  if (!c.bytes.empty()) {  // memcmp of an empty vector's null data() is undefined, even for 0 bytes
+    EXPECT_EQ(std::memcmp(in.data(), c.bytes.data(), c.bytes.size()), 0) << c.name << ": the input changed";
+  }
 }
 
 TEST(CountingSort, EqualsStdSortOnEveryDistributionAndSize) {
