@@ -35,6 +35,10 @@ T parse_number(const std::string& option, const std::string& text) {
 std::string bench_help() {
   return R"(usage: levelhist bench [options]
        levelhist bench --cpu [options]     the CPU benchmark (see levelhist bench --cpu --help)
+       levelhist bench --general [options] issue 5's cases: u16, f32, explicit edges, pixels,
+                                           weights, u32 keys (see levelhist bench --general --help)
+       levelhist bench --sort [options]    counting sort and sparse histograms against std::sort
+                                           and CUB's radix sort (see levelhist bench --sort --help)
 
 Times every CUDA strategy of the registry that can count the case, side by side
 with a streaming read of the same buffer (the limit) and CUB (the baseline),
