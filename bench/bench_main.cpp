@@ -28,10 +28,12 @@ int bench_main(const std::vector<std::string>& args) {
     // Counting sort and sparse histograms (issue 6): sort_sections.hpp.
     if (std::find(args.begin(), args.end(), "--sort") != args.end()) return sort_bench_main(args);
 #else
-    if (std::find(args.begin(), args.end(), "--sort") != args.end()) {
-      std::fprintf(stderr, "levelhist bench --sort: this build has no CUDA backend; rebuild where nvcc is installed\n");
-      return 1;
-    }
+    for (const char* runner : {"--general", "--sort"})
+      if (std::find(args.begin(), args.end(), runner) != args.end()) {
+        std::fprintf(stderr, "levelhist bench %s: this build has no CUDA backend; rebuild where nvcc is installed\n",
+                     runner);
+        return 1;
+      }
 #endif
     BenchOptions options = parse_bench_options(args);
     if (options.help) {

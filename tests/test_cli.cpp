@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <levelhist/cuda.hpp>
+
 namespace {
 
 using namespace cli_test;
@@ -676,6 +678,19 @@ TEST_F(CliTest, ListEveryStrategy) {
 }
 
 // ---- errors ----------------------------------------------------------------------------
+
+// The GPU benchmark runners where there is no GPU (or no CUDA backend): one
+// line naming the runner and why, exit 1, nothing on stdout.
+TEST_F(CliTest, GpuBenchRunnersWithoutAGpuExitOne) {
+  if (levelhist::cuda::device_count() > 0) GTEST_SKIP() << "a CUDA GPU is present: the runners would run";
+  for (const std::string runner : {"--general", "--sort"}) {
+    const Result r = run_cli({"bench", runner});
+    EXPECT_EQ(r.status, 1) << describe({"bench", runner}, r);
+    EXPECT_EQ(r.out, "") << describe({"bench", runner}, r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << describe({"bench", runner}, r);
+    EXPECT_EQ(r.err.rfind("levelhist bench " + runner + ": ", 0), 0u) << describe({"bench", runner}, r);
+  }
+}
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
   std::string f = file("d", "abcd");
