@@ -618,7 +618,8 @@ int general_bench_main(const std::vector<std::string>& args) {
     return 0;
   }
   if (cuda::device_count() == 0) {
-    std::fprintf(stderr, "levelhist bench --general: no CUDA GPU (%s); run it on a machine with an NVIDIA GPU\n", cuda::describe_device().c_str());
+    std::fprintf(stderr, "levelhist bench --general: no CUDA GPU (%s); run it on a machine with an NVIDIA GPU\n",
+                 cuda::describe_device().c_str());
     return 1;
   }
   GpuBench bench(o);
