@@ -42,16 +42,15 @@ struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
   static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
-  // Bytes per block below which no further block is launched: half a step (two
-  // 16-byte loads per thread, 16 KiB), the loads all in flight at once either
-  // way (the guarded last step below). A 1 MiB call then runs 64 blocks: each
-  // SM counts 16 KiB (~0.25 us of shared atomics at ~32 bytes per clock) where
-  // 32 blocks counted 32 KiB each, for twice the additions per slot address.
-  // Earlier: 4 KiB per block (256 blocks at 1 MiB) measured no faster at 1 MiB
-  // with the fold's tail; 32 KiB measured 4.85-4.98 us at 1 MiB
-  // (docs/PERFORMANCE.md section 4, change 7).
-  static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * 2;
-  // Grids up to this many blocks add straight into the slots (1 MiB at 16 KiB a
+  // Bytes per block below which no further block is launched: one full step of
+  // kUnroll 16-byte loads per thread (32 KiB). A small call then costs one
+  // memory round trip per thread (all its loads in flight at once) and as few
+  // blocks as can carry them, so the per-block tail (row sums, 256 global
+  // additions, the ticket) is paid as few times as possible. 4 KiB per block
+  // (256 blocks at 1 MiB) measured no faster at 1 MiB and slower at 16 MiB
+  // (docs/PERFORMANCE.md section 4).
+  static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  // Grids up to this many blocks add straight into the slots (2 MiB at 32 KiB a
   // block). Measured: 32 blocks (1 MiB) 4.9 us direct against 5.1 folded; 512
   // blocks (16 MiB) 12.2 us direct against 10.5 folded. The crossover is placed
   // from those two points, assuming the direct path's loss grows with the
