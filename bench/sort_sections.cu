@@ -221,6 +221,8 @@ int sort_bench_main(const std::vector<std::string>& args) {
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --sort on %s\n", bench.results().device.describe().c_str());
   Runner r(bench, o);
+  // None of the registry's histogram strategies is timed here: describe only what is.
+  bench.results().strategies.clear();
   r.describe("std_sort", "std::sort on one core (the comparison-sort baseline)");
   r.describe("cpu_counting_sort", "levelhist::counting_sort on the CPU: per-value fill, scan, parallel run expansion");
   r.describe("gpu_counting_sort", "levelhist::cuda::counting_sort: histogram strategy, CUB scan, run expansion kernel");
