@@ -128,13 +128,6 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     if (threadIdx.x < n - tail_begin) count_byte(samples[tail_begin + threadIdx.x]);
   }
 
-  // Small grids: thread 0 reads block 0's flag now, so that the load's round
-  // trip overlaps the data's instead of following the counting (Nsight Compute
-  // on a 1 MiB call: barrier stalls, the block waiting for this one load, were
-  // the largest share; docs/PERFORMANCE.md section 4, change 8).
-  unsigned int cleared_seen = 1;
-  if (direct && threadIdx.x == 0) cleared_seen = *static_cast<volatile unsigned int*>(&ws->cleared);
-
   const uint4* body = reinterpret_cast<const uint4*>(samples + head);
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kThreads;
   std::uint64_t i = std::uint64_t{blockIdx.x} * kThreads + threadIdx.x;
@@ -171,11 +164,12 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 
   if (direct) {
     // Add into the slots once block 0 has cleared them. It did so at its start,
-    // usually before the early read above saw the flag; else poll.
+    // a memory round trip ago at least, so the wait is one load of the flag.
     // The grid never exceeds the blocks that fit the GPU at once, and block 0
     // is dispatched first, so it cannot be waiting for a spinning block's place.
     if (threadIdx.x == 0) {
-      while (cleared_seen == 0) cleared_seen = *static_cast<volatile unsigned int*>(&ws->cleared);
+      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
+      }
       __threadfence();  // the clearing, before this block's additions
     }
     __syncthreads();
