@@ -67,6 +67,16 @@ const Strategy& resolve_checked(const Problem& problem, const Options& options);
 // Every bin edge (bins + 1 numbers) of a binning, as the CLI prints them.
 std::vector<double> bin_edges(const Binning& b);
 
+// True when a and b name the same file: the same path, the same path after
+// resolving "." / ".." and links, or (both existing) the same inode.
+bool same_file(const std::string& a, const std::string& b);
+// Usage error (exit 2) when `output` is the input file (never overwritten);
+// `option` names where the output came from (-o, --plot). Input "-" is stdin.
+void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option);
+// The -o / --output of a command that writes one file: required, one of the
+// two spellings, never the input.
+std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input);
+
 // The operands, or "-" (standard input) when there are none.
 std::vector<std::string> input_operands(const ParsedArgs& args);
 

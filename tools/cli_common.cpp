@@ -1,4 +1,6 @@
 // What the counting commands share: run options, strategy resolution, errors.
+#include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cli.hpp"
@@ -31,6 +33,32 @@ std::vector<double> bin_edges(const Binning& b) {
   std::vector<double> e(b.bins() + 1);
   for (std::uint64_t i = 0; i <= b.bins(); ++i) e[i] = ix.even_edge(i);
   return e;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (a == b) return true;
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (!ec) {
+    const fs::path cb = fs::weakly_canonical(b, ec);
+    if (!ec && ca == cb) return true;
+  }
+  return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
+}
+
+void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {
+  if (input != "-" && same_file(input, output))
+    usage_error(option + " " + quote(output) + " is the input file, which levelhist never overwrites",
+                "name another output file");
+}
+
+std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input) {
+  if (p.has("-o") && p.has("--output")) usage_error("-o and --output both name the output", "give one of them");
+  std::optional<std::string> out = p.has("-o") ? p.value("-o") : p.value("--output");
+  if (!out || out->empty()) usage_error("'" + command + "' needs an output file", "add -o OUT");
+  refuse_overwriting_input(input, *out, "-o");
+  return *out;
 }
 
 std::vector<OptionSpec> run_option_specs() {

@@ -506,27 +506,6 @@ std::string render_sparse(Format format, KeyType type, const std::vector<ValueCo
   return out;
 }
 
-// A library call as the CLI reports errors (cli_common.cpp's fill_checked does
-// the same for plain counts): keep the kind, add a fix when there is none.
-template <class F>
-void call_checked(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    if (msg.find("; ") == std::string::npos) {
-      switch (e.kind()) {
-        case ErrorKind::usage: msg += "; see 'levelhist count --help'"; break;
-        case ErrorKind::input: msg += "; check the input and the bin options"; break;
-        case ErrorKind::unsupported: msg += "; choose another with --strategy or --backend (see 'levelhist list')"; break;
-        case ErrorKind::cuda: msg += "; try --backend cpu"; break;
-        case ErrorKind::internal: msg += "; please report this bug"; break;
-      }
-    }
-    throw Error(e.kind(), msg);
-  }
-}
-
 // `count --sparse`: the (value, count) pairs of 32/64-bit keys, each input
 // block counted by levelhist::sparse_histogram and merged into the pairs so far.
 int count_sparse(const ParsedArgs& p) {
@@ -552,11 +531,11 @@ int count_sparse(const ParsedArgs& p) {
   Backend backend = Backend::cpu;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
-      call_checked([&] { pairs = merge_pairs(*key, pairs, sparse_histogram(*key, d, n, run.library, &backend)); });
+      call_with_fix([&] { pairs = merge_pairs(*key, pairs, sparse_histogram(*key, d, n, run.library, &backend)); });
     }, &progress);
   progress.finish();
   if (pairs.empty()) {  // no block was counted: say which backend would have run
-    call_checked([&] { sparse_histogram(*key, nullptr, 0, run.library, &backend); });
+    call_with_fix([&] { sparse_histogram(*key, nullptr, 0, run.library, &backend); });
   }
   write_stdout(render_sparse(run.format, *key, pairs, inputs, backend));
   return 0;
@@ -691,7 +670,7 @@ int run_count(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < inputs.size(); ++i)
       inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
         if (channels == 1) return fill_checked(channel_hists[0], type, d, n, run.library, log);
-        call_checked([&] { log.add(fill_pixels(channel_hists, type, d, PixelLayout{channels, active, n, 1, 0}, run.library)); });
+        call_with_fix([&] { log.add(fill_pixels(channel_hists, type, d, PixelLayout{channels, active, n, 1, 0}, run.library)); });
       }, &progress);
     progress.finish();
     if (log.names.empty()) log.add(planned);
@@ -713,7 +692,7 @@ int run_count(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < inputs.size(); ++i)
       inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
         if (n > weight_count - used) weights_mismatch(~std::uint64_t{0});
-        call_checked([&] {
+        call_with_fix([&] {
           log.add(fill_weighted(sums, type, d, n, weight_type, weights.data() + used * sample_size(weight_type),
                                 run.library));
         });

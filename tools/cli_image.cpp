@@ -79,24 +79,6 @@ std::string single_input(const ParsedArgs& p, const std::string& command) {
   return p.operands[0];
 }
 
-// Refuses an output that is the input itself (same name, or the same file through another name).
-void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {
-  std::error_code ec;
-  const bool same = input == output || fs::equivalent(input, output, ec);
-  if (same)
-    usage_error(option + " " + quote(output) + " is the input file, which levelhist never overwrites",
-                "name another output file");
-}
-
-// -o / --output, required, never the input.
-std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input) {
-  if (p.has("-o") && p.has("--output")) usage_error("-o and --output both name the output", "give one of them");
-  std::optional<std::string> out = p.has("-o") ? p.value("-o") : p.value("--output");
-  if (!out) usage_error("'" + command + "' needs an output file", "add -o OUT (e.g. -o result.pgm)");
-  refuse_overwriting_input(input, *out, "-o");
-  return *out;
-}
-
 // The run options without --format: threshold and equalize print no table.
 std::vector<OptionSpec> image_run_specs(std::vector<OptionSpec> extra) {
   std::vector<OptionSpec> specs = run_option_specs();

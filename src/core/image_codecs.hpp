@@ -1,5 +1,5 @@
 // Internal: the image codecs behind image.hpp's read/decode/write/encode, and
-// what they share (shape checks, error messages, atomic file writes).
+// what they share (shape checks, error messages; file writes: core/file_io.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -55,8 +55,5 @@ Image decode_png(std::span<const std::uint8_t> file, const std::string& name);
 std::vector<std::uint8_t> encode_png(const Image& img);
 #endif
 
-// Writes `bytes` to a new file next to `path`, then renames it onto `path`, so
-// a failure never leaves a partial file there. Throws Error(input) naming `path`.
-void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes);
 
 }  // namespace levelhist::image::detail
