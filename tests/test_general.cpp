@@ -128,6 +128,22 @@ TEST(Pixels, RegionOfInterestWithRowPitch) {
   EXPECT_NE(g[0], h[0]);
 }
 
+// One channel in packed rows is a plain array: strategies without pixel
+// layouts (cpu_parallel) count it, with the same counts as cpu_serial; a pitched
+// one-channel region still needs a pixel strategy.
+TEST(Pixels, OneChannelPackedRowsIsAPlainArray) {
+  std::vector<std::uint8_t> gray(7 * 5);
+  for (std::size_t i = 0; i < gray.size(); ++i) gray[i] = static_cast<std::uint8_t>((i * 37) % 11);
+  const Binning b = Binning::per_value(SampleType::u8);
+  const PixelLayout packed{1, 0x1, 7, 5, 0};
+  const std::vector<Histogram> h =
+      histogram_pixels(SampleType::u8, gray.data(), packed, b, Options{"cpu_parallel", BackendChoice::cpu, 2});
+  EXPECT_EQ(h[0], histogram(SampleType::u8, gray.data(), gray.size(), b, Options{"cpu_serial", BackendChoice::cpu, 1}));
+  const PixelLayout pitched{1, 0x1, 6, 5, 7};
+  EXPECT_THROW(histogram_pixels(SampleType::u8, gray.data(), pitched, b, Options{"cpu_parallel", BackendChoice::cpu, 2}),
+               Error);
+}
+
 TEST(Pixels, FloatChannelsEdgeRulesAndEmptyImage) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   // Two f32 channels, 3 pixels: (0.5, nan), (-inf, 1.0), (1.0, 0.99)

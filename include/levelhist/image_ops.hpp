@@ -23,8 +23,8 @@ namespace levelhist::image {
 std::vector<Histogram> channel_histograms(const Image& img, const Options& options = {});
 // Adds `img`'s samples into `hists` (one per channel, each with the binning
 // Binning::per_value(img.sample_type())) and returns the strategy that ran.
-// Gray images are one plain array for levelhist::fill, which every strategy
-// takes; images of more channels go through levelhist::fill_pixels.
+// Counted through levelhist::fill_pixels, which takes a gray image as one plain
+// array (any strategy), color images as interleaved pixels.
 const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, const Options& options = {});
 
 // The percentiles ChannelStats reports, in this order.

@@ -61,7 +61,8 @@ Histogram histogram(std::span<const T> samples, const Options& options = {}) {
 std::vector<Histogram> histogram_pixels(SampleType type, const void* pixels, const PixelLayout& layout,
                                         const Binning& binning, const Options& options = {});
 // Adds the pixels into `hists` (one per active channel, all of one binning;
-// their counts are kept). Returns the strategy that ran.
+// their counts are kept). Returns the strategy that ran. One channel in packed
+// rows is counted as a plain array, by any strategy (levelhist::fill).
 const Strategy& fill_pixels(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
                             const Options& options = {});
 

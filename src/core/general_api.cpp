@@ -87,6 +87,10 @@ const Strategy& fill_pixels(std::span<Histogram> hists, SampleType type, const v
   for (const Histogram& h : hists)
     if (!(h.binning() == binning))
       throw Error(ErrorKind::usage, "fill_pixels: the histograms of the channels must share one binning");
+  // One channel in packed rows is a plain array: every strategy can count it,
+  // not only the pixel-layout ones (cpu_parallel, gpu_lane_columns, ...).
+  if (layout.channels == 1 && (layout.row_pitch == 0 || layout.row_pitch == layout.width * sample_size(type)))
+    return fill(hists[0], type, pixels, detail::pixel_samples(layout), options);
   const Problem problem{type, &binning, detail::pixel_samples(layout), layout};
   const Strategy& s = resolve_strategy(problem, options);
   if (problem.n == 0) return s;

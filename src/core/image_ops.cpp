@@ -65,7 +65,6 @@ const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, cons
   if (hists.size() != img.channels)
     throw Error(ErrorKind::usage, "fill_channels got " + std::to_string(hists.size()) + " histograms for " +
                                       std::to_string(img.channels) + " channels; pass one per channel");
-  if (img.channels == 1) return fill(hists[0], img.sample_type(), img.bytes.data(), img.samples(), options);
   const PixelLayout layout{img.channels, (1u << img.channels) - 1u, img.width, img.height, 0};
   return fill_pixels(hists, img.sample_type(), img.bytes.data(), layout, options);
 }
