@@ -1,0 +1,234 @@
+// Small-call study for gpu_lane_columns (issue 4: 1 MiB in <= 5 us, 16 MiB in
+// <= 12 us, back to back). Variants of the library's own kernel
+// (src/cuda/lane_columns_kernel.cuh), differing only in their policy, timed in
+// ONE run, round-robin (one sample of every variant per round), beside the
+// streaming-read limit of the same buffer: the machines differ by more than the
+// variants do (docs/PERFORMANCE.md section 4), so only same-run ratios count.
+// Every variant is checked against a CPU count first, on an unaligned start and
+// a ragged end, and the workspace must be zero after each call.
+//
+// Then a timeline of one 1 MiB call per variant: clock64 at the kernel's marks
+// (Policy::mark) per block, so the time of each phase is measured, not guessed.
+//
+// Build (CMake option LEVELHIST_EXPERIMENTS=ON): target small_calls_study.
+// Usage: small_calls_study [rounds]    (default 21)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/lane_columns_kernel.cuh"
+#include "levelhist/binning.hpp"
+#include "stream_read.hpp"
+
+namespace lc = levelhist::cuda_detail::lane_columns;
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+namespace {
+
+constexpr int kMaxTimelineBlocks = 1024;
+__device__ long long g_marks[kMaxTimelineBlocks][lc::kMarks];
+__device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
+
+template <std::uint64_t BlockBytes, unsigned MaxDirect, bool FlagWarp, bool Timeline = false>
+struct StudyPolicy {
+  static constexpr int kBlockThreads = 512;
+  static constexpr int kMinBlocksPerSM = 4;
+  static constexpr int kUnroll = 4;
+  static constexpr std::uint64_t kMinBytesPerBlock = BlockBytes;
+  static constexpr unsigned int kMaxDirectBlocks = MaxDirect;
+  static constexpr bool kFlagWarp = FlagWarp;
+  static __device__ void mark(lc::Mark m) {
+    if constexpr (Timeline) {
+      if (blockIdx.x < kMaxTimelineBlocks) {
+        g_marks[blockIdx.x][m] = clock64();
+        if (m == lc::kMarkStart) {
+          unsigned long long ns;
+          asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+          g_start_ns[blockIdx.x] = ns;
+        }
+      }
+    }
+  }
+};
+
+using Launch = void (*)(const unsigned char*, std::uint64_t, void*, std::uint64_t*, bool, bool,
+                        const levelhist::BinIndexer&, cudaStream_t);
+struct Variant {
+  const char* name;
+  const char* what;
+  Launch launch;
+  Launch timeline;
+  int (*grid)(std::uint64_t);
+};
+
+template <std::uint64_t B, unsigned D, bool F>
+Variant variant(const char* name, const char* what) {
+  return {name, what, lc::launch<StudyPolicy<B, D, F>>, lc::launch<StudyPolicy<B, D, F, true>>,
+          lc::grid_size<StudyPolicy<B, D, F>>};
+}
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+
+std::vector<Variant> variants() {
+  return {
+      variant<32 * KiB, 64, false>("base", "library policy: 32 KiB/block, direct <= 64 blocks, thread 0 waits"),
+      variant<32 * KiB, 64, true>("flag", "32 KiB/block, direct <= 64, flag warp"),
+      variant<16 * KiB, 128, true>("flag16k", "16 KiB/block, direct <= 128, flag warp"),
+      variant<8 * KiB, 256, true>("flag8k", "8 KiB/block, direct <= 256, flag warp"),
+      variant<32 * KiB, 256, true>("flag_d256", "32 KiB/block, direct <= 256, flag warp"),
+      variant<32 * KiB, 0, false>("fold", "32 KiB/block, always the ticket fold"),
+  };
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 21;
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("# small_calls_study on %s, %d SMs, L2 %d MiB; %d rounds round-robin\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, rounds);
+
+  const std::vector<std::uint64_t> sizes = {4 * KiB, 64 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
+  const std::uint64_t max_n = sizes.back();
+  std::vector<unsigned char> host(max_n + 64);
+  std::mt19937_64 rng(20261124);
+  for (auto& b : host) b = static_cast<unsigned char>(rng());
+
+  unsigned char* d_data = nullptr;
+  std::uint64_t* d_slots = nullptr;
+  void* d_ws = nullptr;
+  unsigned* d_sink = nullptr;
+  CK(cudaMalloc(&d_data, host.size()));
+  CK(cudaMemcpy(d_data, host.data(), host.size(), cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&d_slots, 259 * sizeof(std::uint64_t)));
+  CK(cudaMalloc(&d_ws, sizeof(lc::Workspace)));
+  CK(cudaMemset(d_ws, 0, sizeof(lc::Workspace)));
+  CK(cudaMalloc(&d_sink, sizeof(unsigned)));
+  cudaStream_t stream;
+  CK(cudaStreamCreate(&stream));
+  const levelhist::BinIndexer indexer = levelhist::make_indexer(levelhist::Binning::per_value(levelhist::SampleType::u8));
+  const auto vs = variants();
+
+  // ---- correctness: each variant, each size (+5 bytes, from offset 3), twice
+  // (the second call must not see the first's state), workspace zero after.
+  int failures = 0;
+  for (std::uint64_t n0 : sizes) {
+    const std::uint64_t n = n0 + 5, offset = 3;
+    std::vector<std::uint64_t> want(259, 0);
+    for (std::uint64_t k = 0; k < n; ++k) ++want[host[offset + k]];
+    for (const auto& v : vs) {
+      for (int call = 0; call < 2; ++call) {
+        CK(cudaMemset(d_slots, 0xAB, 259 * sizeof(std::uint64_t)));  // garbage: must be overwritten
+        v.launch(d_data + offset, n, d_ws, d_slots, false, false, indexer, stream);
+        CK(cudaStreamSynchronize(stream));
+        std::vector<std::uint64_t> got(259);
+        CK(cudaMemcpy(got.data(), d_slots, got.size() * 8, cudaMemcpyDeviceToHost));
+        lc::Workspace ws{};
+        CK(cudaMemcpy(&ws, d_ws, sizeof ws, cudaMemcpyDeviceToHost));
+        bool ws_zero = ws.blocks_done == 0 && ws.cleared == 0;
+        for (unsigned c : ws.byte_counts) ws_zero = ws_zero && c == 0;
+        if (got != want || !ws_zero) {
+          std::printf("FAIL %s n=%llu call %d: %s\n", v.name, static_cast<unsigned long long>(n), call,
+                      got != want ? "counts differ" : "workspace not zero");
+          ++failures;
+        }
+      }
+    }
+  }
+  std::printf("# correctness: %d failures\n", failures);
+  if (failures) return 1;
+
+  // ---- timing: round-robin samples of R back-to-back calls each.
+  auto time_calls = [&](auto&& enqueue, int calls) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    CK(cudaEventRecord(a, stream));
+    for (int k = 0; k < calls; ++k) enqueue();
+    CK(cudaEventRecord(b, stream));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return 1000.0 * ms / calls;  // microseconds per call
+  };
+  std::printf("\nmicroseconds per call, back to back (median of %d samples; each sample >= 200 calls)\n", rounds);
+  std::printf("%-10s %8s", "n", "limit");
+  for (const auto& v : vs) std::printf(" %10s", v.name);
+  std::printf("   blocks(base)\n");
+  for (std::uint64_t n : sizes) {
+    const int calls = static_cast<int>(std::clamp<std::uint64_t>(200 * MiB / std::max<std::uint64_t>(n, 1), 200, 2000));
+    std::vector<std::vector<double>> samples(vs.size() + 1);
+    auto limit = [&] { levelhist::bench::stream_read(d_data, n, d_sink, stream); };
+    for (int warm = 0; warm < 3; ++warm) {
+      time_calls(limit, calls / 4 + 1);
+      for (const auto& v : vs) time_calls([&] { v.launch(d_data, n, d_ws, d_slots, false, false, indexer, stream); }, calls / 4 + 1);
+    }
+    for (int r = 0; r < rounds; ++r) {
+      samples[0].push_back(time_calls(limit, calls));
+      for (std::size_t k = 0; k < vs.size(); ++k)
+        samples[k + 1].push_back(time_calls(
+            [&] { vs[k].launch(d_data, n, d_ws, d_slots, false, false, indexer, stream); }, calls));
+    }
+    std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
+    for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
+    std::printf("   %d\n", vs[0].grid(n));
+  }
+
+  // ---- timeline of one 1 MiB call per variant (after warm calls).
+  const std::uint64_t n = 1 * MiB;
+  std::printf("\ntimeline of one 1 MiB call (clock64 cycles from each block's start; median over blocks [max])\n");
+  std::printf("%-10s %7s %18s %18s %18s %18s %18s %18s\n", "variant", "blocks", "zeroed+loads out", "counted",
+              "ready to add", "end", "flag seen", "raised (blk 0)");
+  for (const auto& v : vs) {
+    for (int warm = 0; warm < 50; ++warm) v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<long long> zero(kMaxTimelineBlocks * lc::kMarks, -1);
+    CK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
+    v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<long long> marks(kMaxTimelineBlocks * lc::kMarks);
+    std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);
+    CK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
+    CK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
+    const int blocks = std::min(v.grid(n), kMaxTimelineBlocks);
+    std::printf("%-10s %7d", v.name, blocks);
+    for (int m : {lc::kMarkZeroed, lc::kMarkCounted, lc::kMarkReady, lc::kMarkEnd, lc::kMarkFlagSeen, lc::kMarkRaised}) {
+      std::vector<double> d;
+      for (int b = 0; b < blocks; ++b) {
+        const long long* row = &marks[b * lc::kMarks];
+        if (row[m] >= 0 && row[lc::kMarkStart] >= 0) d.push_back(static_cast<double>(row[m] - row[lc::kMarkStart]));
+      }
+      if (d.empty()) std::printf(" %18s", "-");
+      else std::printf(" %10.0f [%5.0f]", median(d), *std::max_element(d.begin(), d.end()));
+    }
+    unsigned long long first = ~0ull, last = 0;
+    for (int b = 0; b < blocks; ++b) {
+      first = std::min(first, start_ns[b]);
+      last = std::max(last, start_ns[b]);
+    }
+    std::printf("   block starts spread %llu ns\n", last - first);
+  }
+  return 0;
+}

@@ -1,0 +1,284 @@
+// The kernel of gpu_lane_columns, levelhist's 256-bin byte histogram at the
+// memory-bandwidth limit, level on every distribution (issue 4; design study in
+// docs/PERFORMANCE.md, bench/experiments/level256_study.cu). A template on its
+// tuning policy so that the strategy (src/cuda/gpu_lane_columns.cu) and the
+// small-call study (bench/experiments/small_calls_study.cu) build the same code.
+//
+// The idea. The slow case of a per-block shared histogram (004 Fig. 9.10, CUB)
+// is uniform data: 32 random bins of one warp collide in shared-memory banks.
+// Wilt's per-thread counters (000) avoid that by giving each thread a column,
+// but pay a load and a store per byte plus periodic merges. Here every block
+// keeps 32 copies of the histogram interleaved as h[bin][lane]: lane l of every
+// warp increments only column l, so the 32 accesses of a warp instruction always
+// fall in 32 different banks, whatever the data — zeros, one value, uniform
+// noise or a photograph. The warps of a block share the columns through shared
+// atomics (ATOMS.POPC.INC: one instruction per byte, no read-modify-write, no
+// overflow flushes with 32-bit counters). 16-byte loads, four in flight per
+// thread, through the non-coherent path as the limit kernel reads.
+//
+// One launch, no zeroing kernel, two ways to end a call (docs/PERFORMANCE.md,
+// section 4, changes 5, 6 and 9), both through the shared BinIndexer so any
+// binning of 8-bit samples runs at the same speed:
+// - small grids (small calls): block 0 clears the caller's 64-bit slots as it
+//   starts and raises a flag in the workspace; every block adds its 256 row sums
+//   straight into the slots once it has seen the flag. No fold at the end.
+// - large grids: blocks add their row sums into 32-bit accumulators in the
+//   workspace; the last block to finish (a ticket, as in the CUDA samples'
+//   threadFenceReduction) folds them into the slots. Three round trips to L2
+//   more at the end, but 256 addresses see one 32-bit addition per block, not a
+//   64-bit one: with hundreds of blocks that serialization is what costs.
+// Either way the workspace is left zero, as the contract requires.
+#pragma once
+#include <cstdint>
+
+#include "cuda/cuda_common.cuh"
+
+namespace levelhist::cuda_detail::lane_columns {
+
+constexpr int kBins = 256;
+constexpr int kLanes = 32;
+
+// Per-call state in the workspace: zero between calls.
+struct Workspace {
+  // Large grids: this call's counts per byte value (n <= 2^31 per call), and
+  // the blocks that have added theirs.
+  unsigned int byte_counts[kBins];
+  unsigned int blocks_done;
+  // Small grids: 0 until block 0 has cleared the slots; then 1 + the blocks
+  // that have seen it. The last of them (it reads gridDim.x) sets it back to 0.
+  unsigned int cleared;
+};
+
+// Points of a call that the small-call study times (Policy::mark); the
+// library's policy ignores them.
+enum Mark : int {
+  kMarkStart,          // the block's first instruction
+  kMarkZeroed,         // shared columns cleared, the first loads in flight
+  kMarkCounted,        // every byte of the block counted
+  kMarkReady,          // row sums done and the flag seen: the additions start
+  kMarkEnd,            // additions issued
+  kMarkFlagSeen,       // the thread that waits for block 0's flag saw it
+  kMarkRaised,         // block 0: the flag raised
+  kMarks
+};
+
+// Named barrier among the first `threads` threads of the block (PTX bar.sync
+// with a thread count): the counting warps meet without the flag warp.
+__device__ __forceinline__ void sync_first(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Policy members: kBlockThreads, kMinBlocksPerSM, kUnroll (16-byte loads in
+// flight per thread), kMinBytesPerBlock (no further block below this many
+// bytes each), kMaxDirectBlocks (grids up to this size add straight into the
+// slots), kFlagWarp (small grids: the block's last warp clears, raises and
+// waits for the flag while the other warps count, instead of thread 0 waiting
+// at the end), and mark(Mark) (a timing hook).
+template <class Policy>
+__global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM)
+    kernel(const unsigned char* samples, std::uint64_t n, Workspace* ws, std::uint64_t* slots, bool accumulate,
+           bool is_signed, BinIndexer indexer) {
+  constexpr int kThreads = Policy::kBlockThreads;
+  constexpr int kUnroll = Policy::kUnroll;
+  // The threads that read and count: all, or all but the flag warp (a
+  // compile-time count keeps the loop within 32 registers).
+  constexpr int kCounting = Policy::kFlagWarp ? kThreads - 32 : kThreads;
+  static_assert(kCounting >= kBins, "thread b adds the row sum of byte value b");
+  __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
+  if (threadIdx.x == 0) Policy::mark(kMarkStart);
+
+  const bool direct = gridDim.x <= Policy::kMaxDirectBlocks;
+  const bool clears = direct && blockIdx.x == 0 && !accumulate;
+
+  if (Policy::kFlagWarp && static_cast<int>(threadIdx.x) >= kCounting) {
+    // The flag warp: its round trips overlap the other warps' reading and
+    // counting instead of following them. Large grids have no flag; the fold
+    // below uses barriers among the counting warps only.
+    if (!direct) return;
+    const int lane = threadIdx.x - kCounting;
+    if (clears) {
+      for (std::uint64_t s = lane; s < indexer.bins + 3; s += 32) slots[s] = 0;
+      __syncwarp();
+      if (lane == 0) {
+        __threadfence();  // the cleared slots, before the flag says so
+        atomicAdd(&ws->cleared, 1u);
+        Policy::mark(kMarkRaised);
+      }
+    } else if (blockIdx.x == 0 && lane == 0) {
+      atomicAdd(&ws->cleared, 1u);  // accumulating: nothing to clear
+    }
+    if (lane == 0) {
+      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
+      }
+      __threadfence();  // the clearing, before this block's additions (ordered by the barrier below)
+      Policy::mark(kMarkFlagSeen);
+      // The last block to see the flag (block 0's raise + every block =
+      // gridDim.x before it) leaves it at zero for the next call.
+      if (atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
+    }
+    __syncwarp();
+    __syncthreads();  // meets the counting warps before their additions
+    return;
+  }
+
+  // The slot of byte value b (thread b). Found before the data's loads go out:
+  // while they are in flight, an explicit-edge search would need registers
+  // that the four 16-byte words hold (32 registers at four blocks per SM).
+  const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
+                         indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
+  std::uint64_t my_slot = 0;
+  if (threadIdx.x < kBins) {
+    const int byte = threadIdx.x;
+    if (per_value) my_slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
+    else my_slot = indexer.slot(is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte));
+  }
+
+  // The first loads go out before the columns are cleared, so that their round
+  // trip overlaps the clearing and its barrier.
+  const std::uint64_t head = std::min<std::uint64_t>((16 - (reinterpret_cast<std::uintptr_t>(samples) & 15)) & 15, n);
+  // 32-bit word indices: a call counts at most 2^31 samples (the dispatch
+  // splits larger inputs), so words + kUnroll strides stay far below 2^32; it
+  // keeps the loop within 32 registers.
+  const unsigned int words = static_cast<unsigned int>((n - head) / 16);
+  const std::uint64_t tail_begin = head + std::uint64_t{words} * 16;
+  const uint4* body = reinterpret_cast<const uint4*>(samples + head);
+  const unsigned int stride = gridDim.x * kCounting;
+  unsigned int i = blockIdx.x * kCounting + threadIdx.x;
+  uint4 v[kUnroll];
+  // One step: kUnroll loads, each guarded, all in flight together (a remainder
+  // loop would wait one round trip per word: 13.4 us at 16 MiB, change 3).
+  auto load_step = [&] {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * stride < words) v[u] = __ldg(body + i + u * stride);
+  };
+  load_step();
+
+  for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)
+    reinterpret_cast<uint4*>(columns)[k] = make_uint4(0, 0, 0, 0);
+  if (clears && !Policy::kFlagWarp)
+    for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kCounting) slots[s] = 0;
+  sync_first(1, kCounting);
+  if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
+  if (direct && !Policy::kFlagWarp && blockIdx.x == 0 && threadIdx.x == 0) {
+    if (!accumulate) __threadfence();  // the cleared slots, before the flag says so
+    atomicAdd(&ws->cleared, 1u);
+    Policy::mark(kMarkRaised);
+  }
+
+  unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
+  auto count_byte = [&](unsigned int byte) { atomicAdd(my_column + (byte << 5), 1u); };
+  auto count_word = [&](unsigned int w) {
+    count_byte(w & 0xff);
+    count_byte((w >> 8) & 0xff);
+    count_byte((w >> 16) & 0xff);
+    count_byte(w >> 24);
+  };
+
+  while (i < words) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * stride < words) {
+        count_word(v[u].x);
+        count_word(v[u].y);
+        count_word(v[u].z);
+        count_word(v[u].w);
+      }
+    i += kUnroll * stride;
+    load_step();
+  }
+  // Bytes before the first 16-byte boundary and after the last one: block 0
+  // counts them (at most 15 + 15 bytes), after the loop so that they hold no
+  // registers while the words are in flight.
+  if (blockIdx.x == 0) {
+    if (threadIdx.x < head) count_byte(samples[threadIdx.x]);
+    if (threadIdx.x < n - tail_begin) count_byte(samples[tail_begin + threadIdx.x]);
+  }
+  sync_first(1, kCounting);
+  if (threadIdx.x == 0) Policy::mark(kMarkCounted);
+
+  // Row sums: thread b adds bin b's 32 columns, starting at column b so the
+  // lanes of a warp read 32 different banks (TRISH's staggered indexing, 003).
+  unsigned int sum = 0;
+  if (threadIdx.x < kBins) {
+    const int bin = threadIdx.x;
+#pragma unroll 8
+    for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
+  }
+
+  if (direct) {
+    if (!Policy::kFlagWarp && threadIdx.x == 0) {
+      // Block 0 cleared the slots at its start, a memory round trip ago at
+      // least, so the wait is one load of the flag. The grid never exceeds the
+      // blocks that fit the GPU at once, and block 0 is dispatched first, so it
+      // cannot be waiting for a spinning block's place.
+      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
+      }
+      __threadfence();  // the clearing, before this block's additions
+      Policy::mark(kMarkFlagSeen);
+    }
+    __syncthreads();  // with the flag warp, or after thread 0's wait
+    if (threadIdx.x == 0) Policy::mark(kMarkReady);
+    if (sum) add_to_slot(&slots[my_slot], sum);
+    if (!Policy::kFlagWarp && threadIdx.x == 0 && atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
+    if (threadIdx.x == 0) Policy::mark(kMarkEnd);
+    return;
+  }
+
+  // Large grids: the row sums into the accumulators; the last block to finish
+  // folds them into the slots. One fence by the thread that takes the ticket
+  // orders the whole block's additions before it (the barrier makes them its
+  // own; as cooperative groups' grid sync does).
+  __shared__ bool is_last_block;
+  if (sum) atomicAdd(&ws->byte_counts[threadIdx.x], sum);
+  sync_first(1, kCounting);
+  if (threadIdx.x == 0) {
+    Policy::mark(kMarkReady);
+    __threadfence();
+    is_last_block = atomicAdd(&ws->blocks_done, 1u) == gridDim.x - 1;
+  }
+  sync_first(1, kCounting);
+  if (!is_last_block) {
+    if (threadIdx.x == 0) Policy::mark(kMarkEnd);
+    return;
+  }
+  __threadfence();
+  // Taking each total leaves its accumulator zero for the next call.
+  if (per_value) {
+    // One byte value per slot: each thread owns its slot, a plain store, no clearing pass.
+    if (threadIdx.x < kBins) {
+      const unsigned int count = atomicExch(&ws->byte_counts[threadIdx.x], 0u);
+      slots[my_slot] = (accumulate ? slots[my_slot] : 0) + count;
+    }
+    if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
+  } else {
+    if (!accumulate) {
+      for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kCounting) slots[s] = 0;
+      sync_first(1, kCounting);
+    }
+    if (threadIdx.x < kBins) add_to_slot(&slots[my_slot], atomicExch(&ws->byte_counts[threadIdx.x], 0u));
+  }
+  if (threadIdx.x == 0) {
+    ws->blocks_done = 0;
+    Policy::mark(kMarkEnd);
+  }
+}
+
+// Blocks for n bytes: one per kMinBytesPerBlock, never more than fit at once
+// (small grids' blocks wait for block 0's flag).
+template <class Policy>
+int grid_size(std::uint64_t n) {
+  static const int resident = resident_blocks(kernel<Policy>, Policy::kBlockThreads);
+  const std::uint64_t wanted = (n + Policy::kMinBytesPerBlock - 1) / Policy::kMinBytesPerBlock;
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
+}
+
+template <class Policy>
+void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std::uint64_t* slots, bool accumulate,
+            bool is_signed, const BinIndexer& indexer, cudaStream_t stream) {
+  kernel<Policy><<<grid_size<Policy>(n), Policy::kBlockThreads, 0, stream>>>(
+      samples, n, static_cast<Workspace*>(workspace), slots, accumulate, is_signed, indexer);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace levelhist::cuda_detail::lane_columns
