@@ -43,14 +43,17 @@ constexpr int kMaxTimelineBlocks = 1024;
 __device__ long long g_marks[kMaxTimelineBlocks][lc::kMarks];
 __device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
 
-template <std::uint64_t BlockBytes, unsigned MaxDirect, bool FlagWarp, bool Timeline = false>
+// A variant: the library's kernel under another grid rule.
+template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint64_t MaxDirectBytes,
+          bool Timeline = false>
 struct StudyPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;
   static constexpr int kUnroll = 4;
-  static constexpr std::uint64_t kMinBytesPerBlock = BlockBytes;
-  static constexpr unsigned int kMaxDirectBlocks = MaxDirect;
-  static constexpr bool kFlagWarp = FlagWarp;
+  static constexpr std::uint64_t kDirectBytesPerBlock = DirectBytesPerBlock;
+  static constexpr unsigned int kMaxDirectBlocks = MaxDirectBlocks;
+  static constexpr std::uint64_t kMaxDirectBytes = MaxDirectBytes;
+  static constexpr std::uint64_t kFoldBytesPerBlock = 32 * 1024;
   static __device__ void mark(lc::Mark m) {
     if constexpr (Timeline) {
       if (blockIdx.x < kMaxTimelineBlocks) {
@@ -72,25 +75,24 @@ struct Variant {
   const char* what;
   Launch launch;
   Launch timeline;
-  int (*grid)(std::uint64_t);
+  lc::Grid (*grid)(std::uint64_t);
 };
 
-template <std::uint64_t B, unsigned D, bool F>
+template <std::uint64_t B, unsigned D, std::uint64_t M>
 Variant variant(const char* name, const char* what) {
-  return {name, what, lc::launch<StudyPolicy<B, D, F>>, lc::launch<StudyPolicy<B, D, F, true>>,
-          lc::grid_size<StudyPolicy<B, D, F>>};
+  return {name, what, lc::launch<StudyPolicy<B, D, M>>, lc::launch<StudyPolicy<B, D, M, true>>,
+          lc::grid<StudyPolicy<B, D, M>>};
 }
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 std::vector<Variant> variants() {
   return {
-      variant<32 * KiB, 64, false>("base", "library policy: 32 KiB/block, direct <= 64 blocks, thread 0 waits"),
-      variant<32 * KiB, 64, true>("flag", "32 KiB/block, direct <= 64, flag warp"),
-      variant<16 * KiB, 128, true>("flag16k", "16 KiB/block, direct <= 128, flag warp"),
-      variant<8 * KiB, 256, true>("flag8k", "8 KiB/block, direct <= 256, flag warp"),
-      variant<32 * KiB, 256, true>("flag_d256", "32 KiB/block, direct <= 256, flag warp"),
-      variant<32 * KiB, 0, false>("fold", "32 KiB/block, always the ticket fold"),
+      variant<16 * KiB, 128, 4 * MiB>("lib", "the library's rule: direct up to 4 MiB, 16 KiB/block, <= 128 blocks"),
+      variant<32 * KiB, 64, 2 * MiB>("d32k", "direct up to 2 MiB, 32 KiB/block (the rule before change 9)"),
+      variant<8 * KiB, 128, 4 * MiB>("d8k", "direct up to 4 MiB, 8 KiB/block, <= 128 blocks"),
+      variant<16 * KiB, 256, 8 * MiB>("d256", "direct up to 8 MiB, 16 KiB/block, <= 256 blocks"),
+      variant<16 * KiB, 128, 0>("fold", "always the fold, 32 KiB/block"),
   };
 }
 
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
   std::printf("\nmicroseconds per call, back to back (median of %d samples; each sample >= 200 calls)\n", rounds);
   std::printf("%-10s %8s", "n", "limit");
   for (const auto& v : vs) std::printf(" %10s", v.name);
-  std::printf("   blocks(base)\n");
+  std::printf("   blocks(lib)\n");
   for (std::uint64_t n : sizes) {
     const int calls = static_cast<int>(std::clamp<std::uint64_t>(200 * MiB / std::max<std::uint64_t>(n, 1), 200, 2000));
     std::vector<std::vector<double>> samples(vs.size() + 1);
@@ -193,7 +195,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
     for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
-    std::printf("   %d\n", vs[0].grid(n));
+    std::printf("   %d%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold");
   }
 
   // ---- timeline of one 1 MiB call per variant (after warm calls).
@@ -212,7 +214,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);
     CK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
     CK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
-    const int blocks = std::min(v.grid(n), kMaxTimelineBlocks);
+    const int blocks = std::min(v.grid(n).blocks, kMaxTimelineBlocks);
     std::printf("%-10s %7d", v.name, blocks);
     for (int m : {lc::kMarkZeroed, lc::kMarkCounted, lc::kMarkReady, lc::kMarkEnd, lc::kMarkFlagSeen, lc::kMarkRaised}) {
       std::vector<double> d;

@@ -18,21 +18,20 @@ struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
   static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
-  // Bytes per block below which no further block is launched: one full step of
-  // kUnroll 16-byte loads per thread (32 KiB). A small call then costs one
-  // memory round trip per thread (all its loads in flight at once) and as few
-  // blocks as can carry them, so the per-block tail (row sums, 256 global
-  // additions) is paid as few times as possible. 4 KiB and 16 KiB per block
-  // measured no faster at 1 MiB and slower at 2-16 MiB (docs/PERFORMANCE.md
-  // section 4, changes 2 and 7).
-  static constexpr std::uint64_t kMinBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
-  // Grids up to this many blocks add straight into the slots (2 MiB at 32 KiB a
-  // block). Measured: 32 blocks (1 MiB) 4.9 us direct against 5.1 folded; 512
-  // blocks (16 MiB) 12.2 us direct against 10.5 folded. The crossover is placed
-  // from those two points, assuming the direct path's loss grows with the
-  // blocks adding to each address (~5 ns each).
-  static constexpr unsigned int kMaxDirectBlocks = 64;
-  static constexpr bool kFlagWarp = false;
+  // The grid rule, from small_calls_study (H200, docs/PERFORMANCE.md section 4,
+  // change 9). Small calls spread over more SMs than one step of loads per
+  // thread needs: at 1 MiB, 64 blocks of 16 KiB finished in 3450 cycles, 32 of
+  // 32 KiB in 4570 (each SM counts half as many bytes), 128 of 8 KiB no faster
+  // than 64. The direct path's cost is its additions, one per block to each of
+  // the 256 slots: up to 128 blocks measured well (4 MiB in 128 blocks: 5.44 us
+  // against 5.85 folded), 256 did not (2 MiB in 256 blocks: 6.51 against 5.31).
+  static constexpr std::uint64_t kDirectBytesPerBlock = 16 * 1024;
+  static constexpr unsigned int kMaxDirectBlocks = 128;
+  static constexpr std::uint64_t kMaxDirectBytes = 4 * 1024 * 1024;
+  // Large calls: one full step of kUnroll 16-byte loads per thread per block
+  // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
+  // slower at 2-16 MiB (changes 2 and 7).
+  static constexpr std::uint64_t kFoldBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
   static __device__ void mark(lc::Mark) {}
 };
 
@@ -55,10 +54,23 @@ int rank(const Problem& p) { return supports(p, nullptr) ? 100 : 0; }
 
 std::vector<std::uint64_t> boundaries(const Problem&) {
   using Policy = LaneColumnsPolicy;
-  const std::uint64_t block_bytes = std::uint64_t{Policy::kBlockThreads} * 16;
-  return {15, 16, 31, 32, block_bytes, block_bytes * Policy::kUnroll, Policy::kMinBytesPerBlock,
-          2 * Policy::kMinBytesPerBlock, Policy::kMaxDirectBlocks * Policy::kMinBytesPerBlock,
-          Policy::kMaxDirectBlocks * Policy::kMinBytesPerBlock + 1, std::uint64_t{1} << 24, std::uint64_t{1} << 26};
+  const std::uint64_t direct_step = std::uint64_t{Policy::kBlockThreads - 32} * 16;  // the flag warp does not read
+  const std::uint64_t fold_step = std::uint64_t{Policy::kBlockThreads} * 16;
+  return {15,
+          16,
+          31,
+          32,
+          direct_step,
+          direct_step * Policy::kUnroll,
+          Policy::kDirectBytesPerBlock,
+          Policy::kDirectBytesPerBlock + 1,
+          Policy::kMaxDirectBlocks * Policy::kDirectBytesPerBlock,
+          Policy::kMaxDirectBlocks * Policy::kDirectBytesPerBlock + 17,
+          Policy::kMaxDirectBytes,
+          Policy::kMaxDirectBytes + 1,
+          fold_step * Policy::kUnroll * 129,
+          std::uint64_t{1} << 24,
+          std::uint64_t{1} << 26};
 }
 
 }  // namespace

@@ -16,19 +16,27 @@
 // overflow flushes with 32-bit counters). 16-byte loads, four in flight per
 // thread, through the non-coherent path as the limit kernel reads.
 //
-// One launch, no zeroing kernel, two ways to end a call (docs/PERFORMANCE.md,
-// section 4, changes 5, 6 and 9), both through the shared BinIndexer so any
-// binning of 8-bit samples runs at the same speed:
-// - small grids (small calls): block 0 clears the caller's 64-bit slots as it
-//   starts and raises a flag in the workspace; every block adds its 256 row sums
-//   straight into the slots once it has seen the flag. No fold at the end.
-// - large grids: blocks add their row sums into 32-bit accumulators in the
-//   workspace; the last block to finish (a ticket, as in the CUDA samples'
-//   threadFenceReduction) folds them into the slots. Three round trips to L2
-//   more at the end, but 256 addresses see one 32-bit addition per block, not a
-//   64-bit one: with hundreds of blocks that serialization is what costs.
+// One launch, no zeroing kernel, and two ways to end a call, chosen on the host
+// by the size of the call (docs/PERFORMANCE.md section 4, changes 5, 6 and 9).
+// Both go through the shared BinIndexer, so any binning of 8-bit samples runs
+// at the same speed.
+// - Small calls (Path::direct, up to kMaxDirectBytes): block 0 clears the
+//   caller's 64-bit slots and raises a flag in the workspace; every block adds
+//   its 256 row sums straight into the slots once it has seen the flag. No fold
+//   at the end. The clearing, the raise and the wait for the flag are the work
+//   of one extra warp per block (the flag warp), so that their round trips to
+//   L2 overlap the other warps' reading and counting instead of following
+//   them: a 1 MiB call's blocks took 5620 cycles with thread 0 waiting for the
+//   flag after the row sums, 3450 with the flag warp (small_calls_study).
+// - Large calls (Path::fold): every warp counts; blocks add their row sums into
+//   32-bit accumulators in the workspace; the last block to finish (a ticket,
+//   as in the CUDA samples' threadFenceReduction) folds them into the slots.
+//   Three round trips to L2 more at the end, but 256 addresses see one 32-bit
+//   addition per block, not a 64-bit one: with hundreds of blocks that
+//   serialization is what costs.
 // Either way the workspace is left zero, as the contract requires.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/cuda_common.cuh"
@@ -68,56 +76,76 @@ __device__ __forceinline__ void sync_first(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Policy members: kBlockThreads, kMinBlocksPerSM, kUnroll (16-byte loads in
-// flight per thread), kMinBytesPerBlock (no further block below this many
-// bytes each), kMaxDirectBlocks (grids up to this size add straight into the
-// slots), kFlagWarp (small grids: the block's last warp clears, raises and
-// waits for the flag while the other warps count, instead of thread 0 waiting
-// at the end), and mark(Mark) (a timing hook).
+enum class Path { direct, fold };
+
+// A call's bytes: `head` before the first 16-byte boundary, `words` whole
+// 16-byte words, `tail` bytes after them. Found on the host and passed as a
+// kernel parameter, so that none of it holds a register while the words are
+// in flight (at 32 registers a live head spilled). 32-bit: a call counts at
+// most 2^31 samples (the dispatch splits larger inputs), so words + kUnroll
+// strides stay far below 2^32.
+struct Split {
+  unsigned int head;
+  unsigned int words;
+  unsigned int tail;
+};
+
+inline Split split(const unsigned char* samples, std::uint64_t n) {
+  const auto head = static_cast<unsigned int>(
+      std::min<std::uint64_t>((16 - (reinterpret_cast<std::uintptr_t>(samples) & 15)) & 15, n));
+  return {head, static_cast<unsigned int>((n - head) / 16), static_cast<unsigned int>((n - head) % 16)};
+}
+
+// The flag warp of a direct call (see the top of this file).
 template <class Policy>
+__device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slot_count, bool accumulate) {
+  const int lane = threadIdx.x & 31;
+  if (blockIdx.x == 0) {
+    if (!accumulate) {
+      for (std::uint64_t s = lane; s < slot_count; s += 32) slots[s] = 0;
+      __syncwarp();
+    }
+    if (lane == 0) {
+      __threadfence();  // the cleared slots, before the flag says so
+      atomicAdd(&ws->cleared, 1u);
+      Policy::mark(kMarkRaised);
+    }
+  }
+  if (lane == 0) {
+    // The grid never exceeds the blocks that fit the GPU at once, and block 0
+    // is dispatched first, so it cannot be waiting for a spinning block's place.
+    while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
+    }
+    __threadfence();  // the clearing, before this block's additions (ordered by the barrier below)
+    Policy::mark(kMarkFlagSeen);
+  }
+  __syncwarp();
+  __syncthreads();  // the counting warps add their row sums after this
+  // The last block to count itself (block 0's raise + every block = gridDim.x
+  // before it) leaves the flag at zero for the next call. After the barrier:
+  // the round trip overlaps the block's additions instead of delaying them.
+  if (lane == 0 && atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
+}
+
+// Policy members: kBlockThreads, kMinBlocksPerSM, kUnroll (16-byte loads in
+// flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
+// kMaxDirectBytes and kFoldBytesPerBlock (see grid()), and mark(Mark), a
+// timing hook.
+template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM)
-    kernel(const unsigned char* samples, std::uint64_t n, Workspace* ws, std::uint64_t* slots, bool accumulate,
+    kernel(const unsigned char* samples, Split bytes, Workspace* ws, std::uint64_t* slots, bool accumulate,
            bool is_signed, BinIndexer indexer) {
   constexpr int kThreads = Policy::kBlockThreads;
   constexpr int kUnroll = Policy::kUnroll;
-  // The threads that read and count: all, or all but the flag warp (a
-  // compile-time count keeps the loop within 32 registers).
-  constexpr int kCounting = Policy::kFlagWarp ? kThreads - 32 : kThreads;
+  constexpr bool kDirect = kPath == Path::direct;
+  // The threads that read and count: all but the flag warp of a direct call.
+  constexpr int kCounting = kDirect ? kThreads - 32 : kThreads;
   static_assert(kCounting >= kBins, "thread b adds the row sum of byte value b");
   __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
   if (threadIdx.x == 0) Policy::mark(kMarkStart);
 
-  const bool direct = gridDim.x <= Policy::kMaxDirectBlocks;
-  const bool clears = direct && blockIdx.x == 0 && !accumulate;
-
-  if (Policy::kFlagWarp && static_cast<int>(threadIdx.x) >= kCounting) {
-    // The flag warp: its round trips overlap the other warps' reading and
-    // counting instead of following them. Large grids have no flag; the fold
-    // below uses barriers among the counting warps only.
-    if (!direct) return;
-    const int lane = threadIdx.x - kCounting;
-    if (clears) {
-      for (std::uint64_t s = lane; s < indexer.bins + 3; s += 32) slots[s] = 0;
-      __syncwarp();
-      if (lane == 0) {
-        __threadfence();  // the cleared slots, before the flag says so
-        atomicAdd(&ws->cleared, 1u);
-        Policy::mark(kMarkRaised);
-      }
-    } else if (blockIdx.x == 0 && lane == 0) {
-      atomicAdd(&ws->cleared, 1u);  // accumulating: nothing to clear
-    }
-    if (lane == 0) {
-      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
-      }
-      __threadfence();  // the clearing, before this block's additions (ordered by the barrier below)
-      Policy::mark(kMarkFlagSeen);
-      // The last block to see the flag (block 0's raise + every block =
-      // gridDim.x before it) leaves it at zero for the next call.
-      if (atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
-    }
-    __syncwarp();
-    __syncthreads();  // meets the counting warps before their additions
+  if (kDirect && static_cast<int>(threadIdx.x) >= kCounting) {
+    flag_warp<Policy>(ws, slots, indexer.bins + 3, accumulate);
     return;
   }
 
@@ -135,13 +163,8 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 
   // The first loads go out before the columns are cleared, so that their round
   // trip overlaps the clearing and its barrier.
-  const std::uint64_t head = std::min<std::uint64_t>((16 - (reinterpret_cast<std::uintptr_t>(samples) & 15)) & 15, n);
-  // 32-bit word indices: a call counts at most 2^31 samples (the dispatch
-  // splits larger inputs), so words + kUnroll strides stay far below 2^32; it
-  // keeps the loop within 32 registers.
-  const unsigned int words = static_cast<unsigned int>((n - head) / 16);
-  const std::uint64_t tail_begin = head + std::uint64_t{words} * 16;
-  const uint4* body = reinterpret_cast<const uint4*>(samples + head);
+  const unsigned int words = bytes.words;
+  const uint4* body = reinterpret_cast<const uint4*>(samples + bytes.head);
   const unsigned int stride = gridDim.x * kCounting;
   unsigned int i = blockIdx.x * kCounting + threadIdx.x;
   uint4 v[kUnroll];
@@ -156,15 +179,8 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
 
   for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)
     reinterpret_cast<uint4*>(columns)[k] = make_uint4(0, 0, 0, 0);
-  if (clears && !Policy::kFlagWarp)
-    for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kCounting) slots[s] = 0;
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
-  if (direct && !Policy::kFlagWarp && blockIdx.x == 0 && threadIdx.x == 0) {
-    if (!accumulate) __threadfence();  // the cleared slots, before the flag says so
-    atomicAdd(&ws->cleared, 1u);
-    Policy::mark(kMarkRaised);
-  }
 
   unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
   auto count_byte = [&](unsigned int byte) { atomicAdd(my_column + (byte << 5), 1u); };
@@ -191,8 +207,8 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
   // counts them (at most 15 + 15 bytes), after the loop so that they hold no
   // registers while the words are in flight.
   if (blockIdx.x == 0) {
-    if (threadIdx.x < head) count_byte(samples[threadIdx.x]);
-    if (threadIdx.x < n - tail_begin) count_byte(samples[tail_begin + threadIdx.x]);
+    if (threadIdx.x < bytes.head) count_byte(samples[threadIdx.x]);
+    if (threadIdx.x < bytes.tail) count_byte(reinterpret_cast<const unsigned char*>(body + words)[threadIdx.x]);
   }
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkCounted);
@@ -206,21 +222,10 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
   }
 
-  if (direct) {
-    if (!Policy::kFlagWarp && threadIdx.x == 0) {
-      // Block 0 cleared the slots at its start, a memory round trip ago at
-      // least, so the wait is one load of the flag. The grid never exceeds the
-      // blocks that fit the GPU at once, and block 0 is dispatched first, so it
-      // cannot be waiting for a spinning block's place.
-      while (*static_cast<volatile unsigned int*>(&ws->cleared) == 0) {
-      }
-      __threadfence();  // the clearing, before this block's additions
-      Policy::mark(kMarkFlagSeen);
-    }
-    __syncthreads();  // with the flag warp, or after thread 0's wait
+  if constexpr (kDirect) {
+    __syncthreads();  // with the flag warp, which has seen block 0's flag
     if (threadIdx.x == 0) Policy::mark(kMarkReady);
     if (sum) add_to_slot(&slots[my_slot], sum);
-    if (!Policy::kFlagWarp && threadIdx.x == 0 && atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
     if (threadIdx.x == 0) Policy::mark(kMarkEnd);
     return;
   }
@@ -264,20 +269,42 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
   }
 }
 
-// Blocks for n bytes: one per kMinBytesPerBlock, never more than fit at once
-// (small grids' blocks wait for block 0's flag).
+// The grid of a call of n bytes. Small calls (n <= kMaxDirectBytes) take the
+// direct path with one block per kDirectBytesPerBlock, at most kMaxDirectBlocks;
+// larger ones the fold with one block per kFoldBytesPerBlock. Never more blocks
+// than fit at once: a direct call's blocks wait for block 0's flag, and a
+// persistent grid is what large calls want anyway.
+struct Grid {
+  Path path;
+  int blocks;
+};
+
 template <class Policy>
-int grid_size(std::uint64_t n) {
-  static const int resident = resident_blocks(kernel<Policy>, Policy::kBlockThreads);
-  const std::uint64_t wanted = (n + Policy::kMinBytesPerBlock - 1) / Policy::kMinBytesPerBlock;
-  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(wanted, resident)));
+Grid grid(std::uint64_t n) {
+  auto blocks = [n](std::uint64_t bytes_per_block, std::uint64_t most) {
+    return static_cast<int>(std::clamp<std::uint64_t>((n + bytes_per_block - 1) / bytes_per_block, 1, most));
+  };
+  if (n <= Policy::kMaxDirectBytes) {
+    static const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads);
+    return {Path::direct,
+            blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
+  }
+  static const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
+  return {Path::fold, blocks(Policy::kFoldBytesPerBlock, resident)};
 }
 
 template <class Policy>
 void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std::uint64_t* slots, bool accumulate,
             bool is_signed, const BinIndexer& indexer, cudaStream_t stream) {
-  kernel<Policy><<<grid_size<Policy>(n), Policy::kBlockThreads, 0, stream>>>(
-      samples, n, static_cast<Workspace*>(workspace), slots, accumulate, is_signed, indexer);
+  const Grid g = grid<Policy>(n);
+  const Split bytes = split(samples, n);
+  auto* ws = static_cast<Workspace*>(workspace);
+  if (g.path == Path::direct)
+    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, 0, stream>>>(samples, bytes, ws, slots, accumulate,
+                                                                                  is_signed, indexer);
+  else
+    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, 0, stream>>>(samples, bytes, ws, slots, accumulate,
+                                                                                is_signed, indexer);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
