@@ -49,6 +49,7 @@ template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint
 struct StudyPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;
+  static constexpr int kDirectMinBlocksPerSM = 2;
   static constexpr int kUnroll = 4;
   static constexpr std::uint64_t kDirectBytesPerBlock = DirectBytesPerBlock;
   static constexpr unsigned int kMaxDirectBlocks = MaxDirectBlocks;

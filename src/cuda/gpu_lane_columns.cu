@@ -17,6 +17,9 @@ namespace lc = cuda_detail::lane_columns;
 struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
+  // A direct call has at most kMaxDirectBlocks (<= one per SM): occupancy does
+  // not matter, registers do (at 32 its loop spilled; at 2 blocks per SM, 63).
+  static constexpr int kDirectMinBlocksPerSM = 2;
   static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
   // The grid rule, from small_calls_study (H200, docs/PERFORMANCE.md section 4,
   // change 9). Small calls spread over more SMs than one step of loads per

@@ -127,12 +127,14 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
   if (lane == 0 && atomicAdd(&ws->cleared, 1u) == gridDim.x) ws->cleared = 0;
 }
 
-// Policy members: kBlockThreads, kMinBlocksPerSM, kUnroll (16-byte loads in
+// Policy members: kBlockThreads, kMinBlocksPerSM and kDirectMinBlocksPerSM
+// (launch bounds of the fold and the direct kernel), kUnroll (16-byte loads in
 // flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
 // kMaxDirectBytes and kFoldBytesPerBlock (see grid()), and mark(Mark), a
 // timing hook.
 template <class Policy, Path kPath>
-__global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM)
+__global__ void __launch_bounds__(Policy::kBlockThreads,
+                                  kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
     kernel(const unsigned char* samples, Split bytes, Workspace* ws, std::uint64_t* slots, bool accumulate,
            bool is_signed, BinIndexer indexer) {
   constexpr int kThreads = Policy::kBlockThreads;
@@ -170,12 +172,12 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
   uint4 v[kUnroll];
   // One step: kUnroll loads, each guarded, all in flight together (a remainder
   // loop would wait one round trip per word: 13.4 us at 16 MiB, change 3).
-  auto load_step = [&] {
+  auto load_step = [&](unsigned int first) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (i + u * stride < words) v[u] = __ldg(body + i + u * stride);
+      if (first + u * stride < words) v[u] = __ldg(body + first + u * stride);
   };
-  load_step();
+  load_step(i);
 
   for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)
     reinterpret_cast<uint4*>(columns)[k] = make_uint4(0, 0, 0, 0);
@@ -191,18 +193,24 @@ __global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocksPerSM
     count_byte(w >> 24);
   };
 
-  while (i < words) {
+  auto count_vector = [&](uint4 w) {
+    count_word(w.x);
+    count_word(w.y);
+    count_word(w.z);
+    count_word(w.w);
+  };
+  // Full steps: the counting unguarded (a guard per word made each word a
+  // divergent region, BSSY/BSYNC in the SASS), the next step's loads guarded
+  // (predicated, no branch) and issued as soon as their registers are free.
+  for (; i + (kUnroll - 1) * stride < words; i += kUnroll * stride) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i + u * stride < words) {
-        count_word(v[u].x);
-        count_word(v[u].y);
-        count_word(v[u].z);
-        count_word(v[u].w);
-      }
-    i += kUnroll * stride;
-    load_step();
+    for (int u = 0; u < kUnroll; ++u) count_vector(v[u]);
+    load_step(i + kUnroll * stride);
   }
+  // The last, partial step (fewer than kUnroll words left for this thread).
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    if (i + u * stride < words) count_vector(v[u]);
   // Bytes before the first 16-byte boundary and after the last one: block 0
   // counts them (at most 15 + 15 bytes), after the loop so that they hold no
   // registers while the words are in flight.
