@@ -45,9 +45,8 @@ __device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
 
 // A variant: the library's kernel under another grid rule.
 template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint64_t MaxDirectBytes,
-          bool Timeline = false, bool ByOffset = true>
+          bool Timeline = false>
 struct StudyPolicy {
-  static constexpr bool kCountByOffset = ByOffset;
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;
   static constexpr int kDirectMinBlocksPerSM = 2;
@@ -80,10 +79,10 @@ struct Variant {
   lc::Grid (*grid)(std::uint64_t);
 };
 
-template <std::uint64_t B, unsigned D, std::uint64_t M, bool O = true>
+template <std::uint64_t B, unsigned D, std::uint64_t M>
 Variant variant(const char* name, const char* what) {
-  return {name, what, lc::launch<StudyPolicy<B, D, M, false, O>>, lc::launch<StudyPolicy<B, D, M, true, O>>,
-          lc::grid<StudyPolicy<B, D, M, false, O>>};
+  return {name, what, lc::launch<StudyPolicy<B, D, M>>, lc::launch<StudyPolicy<B, D, M, true>>,
+          lc::grid<StudyPolicy<B, D, M>>};
 }
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
@@ -95,8 +94,6 @@ std::vector<Variant> variants() {
       variant<8 * KiB, 128, 4 * MiB>("d8k", "direct up to 4 MiB, 8 KiB/block, <= 128 blocks"),
       variant<16 * KiB, 256, 8 * MiB>("d256", "direct up to 8 MiB, 16 KiB/block, <= 256 blocks"),
       variant<16 * KiB, 128, 0>("fold", "always the fold, 32 KiB/block"),
-      variant<16 * KiB, 128, 4 * MiB, false>("lib_ptr", "the library's rule, address from a per-thread column pointer"),
-      variant<16 * KiB, 128, 0, false>("fold_ptr", "always the fold, address from a per-thread column pointer"),
   };
 }
 

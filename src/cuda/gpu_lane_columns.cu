@@ -18,16 +18,18 @@ struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
   // A direct call has at most kMaxDirectBlocks (<= one per SM): occupancy does
-  // not matter, registers do (at 32 its loop spilled; at 2 blocks per SM, 63).
+  // not matter, registers do (at 32 its loop spilled; at 2 blocks per SM, 64).
   static constexpr int kDirectMinBlocksPerSM = 2;
   static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
-  // The grid rule, from small_calls_study (H200, docs/PERFORMANCE.md section 4,
-  // change 9). Small calls spread over more SMs than one step of loads per
-  // thread needs: at 1 MiB, 64 blocks of 16 KiB finished in 3450 cycles, 32 of
-  // 32 KiB in 4570 (each SM counts half as many bytes), 128 of 8 KiB no faster
-  // than 64. The direct path's cost is its additions, one per block to each of
-  // the 256 slots: up to 128 blocks measured well (4 MiB in 128 blocks: 5.44 us
-  // against 5.85 folded), 256 did not (2 MiB in 256 blocks: 6.51 against 5.31).
+  // The grid rule, from small_calls_study (docs/PERFORMANCE.md section 4,
+  // change 9; every figure from one run). Small calls spread over more SMs than
+  // one step of loads per thread needs: at 1 MiB the blocks of 64 x 16 KiB
+  // ended 2955-3242 cycles after they started, those of 32 x 32 KiB 3496-3805
+  // (each SM counts half as many bytes); 128 x 8 KiB was no better than 64.
+  // The direct path's cost is its additions, one per block to each of the 256
+  // slots: up to 128 blocks it wins (4 MiB: 5.01-5.43 us in 128 blocks against
+  // 5.88-5.98 folded), at 256 it loses (2 MiB: 6.51 against 5.31; 4 MiB
+  // 6.13-6.21 against 5.88-5.98).
   static constexpr std::uint64_t kDirectBytesPerBlock = 16 * 1024;
   static constexpr unsigned int kMaxDirectBlocks = 128;
   static constexpr std::uint64_t kMaxDirectBytes = 4 * 1024 * 1024;
@@ -35,7 +37,6 @@ struct LaneColumnsPolicy {
   // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
   // slower at 2-16 MiB (changes 2 and 7).
   static constexpr std::uint64_t kFoldBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
-  static constexpr bool kCountByOffset = true;
   static __device__ void mark(lc::Mark) {}
 };
 

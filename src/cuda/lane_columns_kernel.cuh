@@ -185,27 +185,20 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
 
   // Counting a byte is one shared atomic at byte offset bin * 128 + lane * 4
-  // of the columns. Written as offsets from the array (not a per-thread
-  // pointer), each byte costs a shift, a mask-and-or and the ATOMS, whose
-  // address is that offset plus the array's base in a uniform register.
+  // of the columns: a shift, one mask-and-or with the lane's offset, an add of
+  // the array's base and the ATOMS, 4 instructions per byte. A per-thread
+  // column pointer plus bin * 32 words compiled to 4.75 and measured 1-2%
+  // slower at 16-256 MiB in the same run (H100; docs/PERFORMANCE.md, change 9).
   const unsigned int lane_offset = (threadIdx.x & (kLanes - 1)) * 4;
   auto count_at = [&](unsigned int offset) {
     atomicAdd(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(columns) + offset), 1u);
   };
   auto count_byte = [&](unsigned int byte) { count_at(byte * 128 | lane_offset); };
-  unsigned int* my_column = columns + (threadIdx.x & (kLanes - 1));
   auto count_word = [&](unsigned int w) {
-    if constexpr (Policy::kCountByOffset) {
-      count_at(((w << 7) & 0x7f80) | lane_offset);
-      count_at(((w >> 1) & 0x7f80) | lane_offset);
-      count_at(((w >> 9) & 0x7f80) | lane_offset);
-      count_at(((w >> 17) & 0x7f80) | lane_offset);
-    } else {
-      atomicAdd(my_column + ((w & 0xff) << 5), 1u);
-      atomicAdd(my_column + (((w >> 8) & 0xff) << 5), 1u);
-      atomicAdd(my_column + (((w >> 16) & 0xff) << 5), 1u);
-      atomicAdd(my_column + ((w >> 24) << 5), 1u);
-    }
+    count_at(((w << 7) & 0x7f80) | lane_offset);
+    count_at(((w >> 1) & 0x7f80) | lane_offset);
+    count_at(((w >> 9) & 0x7f80) | lane_offset);
+    count_at(((w >> 17) & 0x7f80) | lane_offset);
   };
 
   auto count_vector = [&](uint4 w) {
