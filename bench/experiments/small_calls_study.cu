@@ -7,8 +7,9 @@
 // Every variant is checked against a CPU count first, on an unaligned start and
 // a ragged end, and the workspace must be zero after each call.
 //
-// Then a timeline of one 1 MiB call per variant: clock64 at the kernel's marks
-// (Policy::mark) per block, so the time of each phase is measured, not guessed.
+// Then a timeline of one 1 MiB and one 16 MiB call per variant: clock64 at the
+// kernel's marks (Policy::mark) per block, so the time of each phase is
+// measured, not guessed.
 //
 // Build (CMake option LEVELHIST_EXPERIMENTS=ON): target small_calls_study.
 // Usage: small_calls_study [rounds]    (default 21)
@@ -199,9 +200,10 @@ int main(int argc, char** argv) {
     std::printf("   %d%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold");
   }
 
-  // ---- timeline of one 1 MiB call per variant (after warm calls).
-  const std::uint64_t n = 1 * MiB;
-  std::printf("\ntimeline of one 1 MiB call (clock64 cycles from each block's start; median over blocks [max])\n");
+  // ---- timeline of one call per variant and size (after warm calls).
+  for (const std::uint64_t n : {1 * MiB, 16 * MiB}) {
+  std::printf("\ntimeline of one %llu MiB call (clock64 cycles from each block's start; median over blocks [max])\n",
+              static_cast<unsigned long long>(n / MiB));
   std::printf("%-10s %7s %18s %18s %18s %18s %18s %18s\n", "variant", "blocks", "zeroed+loads out", "counted",
               "ready to add", "end", "flag seen", "raised (blk 0)");
   for (const auto& v : vs) {
@@ -232,6 +234,7 @@ int main(int argc, char** argv) {
       last = std::max(last, start_ns[b]);
     }
     std::printf("   block starts spread %llu ns\n", last - first);
+  }
   }
   return 0;
 }
