@@ -202,39 +202,39 @@ int main(int argc, char** argv) {
 
   // ---- timeline of one call per variant and size (after warm calls).
   for (const std::uint64_t n : {1 * MiB, 16 * MiB}) {
-  std::printf("\ntimeline of one %llu MiB call (clock64 cycles from each block's start; median over blocks [max])\n",
-              static_cast<unsigned long long>(n / MiB));
-  std::printf("%-10s %7s %18s %18s %18s %18s %18s %18s\n", "variant", "blocks", "zeroed+loads out", "counted",
-              "ready to add", "end", "flag seen", "raised (blk 0)");
-  for (const auto& v : vs) {
-    for (int warm = 0; warm < 50; ++warm) v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
-    CK(cudaStreamSynchronize(stream));
-    std::vector<long long> zero(kMaxTimelineBlocks * lc::kMarks, -1);
-    CK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
-    v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
-    CK(cudaStreamSynchronize(stream));
-    std::vector<long long> marks(kMaxTimelineBlocks * lc::kMarks);
-    std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);
-    CK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
-    CK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
-    const int blocks = std::min(v.grid(n).blocks, kMaxTimelineBlocks);
-    std::printf("%-10s %7d", v.name, blocks);
-    for (int m : {lc::kMarkZeroed, lc::kMarkCounted, lc::kMarkReady, lc::kMarkEnd, lc::kMarkFlagSeen, lc::kMarkRaised}) {
-      std::vector<double> d;
-      for (int b = 0; b < blocks; ++b) {
-        const long long* row = &marks[b * lc::kMarks];
-        if (row[m] >= 0 && row[lc::kMarkStart] >= 0) d.push_back(static_cast<double>(row[m] - row[lc::kMarkStart]));
+    std::printf("\ntimeline of one %llu MiB call (clock64 cycles from each block's start; median over blocks [max])\n",
+                static_cast<unsigned long long>(n / MiB));
+    std::printf("%-10s %7s %18s %18s %18s %18s %18s %18s\n", "variant", "blocks", "zeroed+loads out", "counted",
+                "ready to add", "end", "flag seen", "raised (blk 0)");
+    for (const auto& v : vs) {
+      for (int warm = 0; warm < 50; ++warm) v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+      CK(cudaStreamSynchronize(stream));
+      std::vector<long long> zero(kMaxTimelineBlocks * lc::kMarks, -1);
+      CK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
+      v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+      CK(cudaStreamSynchronize(stream));
+      std::vector<long long> marks(kMaxTimelineBlocks * lc::kMarks);
+      std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);
+      CK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
+      CK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
+      const int blocks = std::min(v.grid(n).blocks, kMaxTimelineBlocks);
+      std::printf("%-10s %7d", v.name, blocks);
+      for (int m : {lc::kMarkZeroed, lc::kMarkCounted, lc::kMarkReady, lc::kMarkEnd, lc::kMarkFlagSeen, lc::kMarkRaised}) {
+        std::vector<double> d;
+        for (int b = 0; b < blocks; ++b) {
+          const long long* row = &marks[b * lc::kMarks];
+          if (row[m] >= 0 && row[lc::kMarkStart] >= 0) d.push_back(static_cast<double>(row[m] - row[lc::kMarkStart]));
+        }
+        if (d.empty()) std::printf(" %18s", "-");
+        else std::printf(" %10.0f [%5.0f]", median(d), *std::max_element(d.begin(), d.end()));
       }
-      if (d.empty()) std::printf(" %18s", "-");
-      else std::printf(" %10.0f [%5.0f]", median(d), *std::max_element(d.begin(), d.end()));
+      unsigned long long first = ~0ull, last = 0;
+      for (int b = 0; b < blocks; ++b) {
+        first = std::min(first, start_ns[b]);
+        last = std::max(last, start_ns[b]);
+      }
+      std::printf("   block starts spread %llu ns\n", last - first);
     }
-    unsigned long long first = ~0ull, last = 0;
-    for (int b = 0; b < blocks; ++b) {
-      first = std::min(first, start_ns[b]);
-      last = std::max(last, start_ns[b]);
-    }
-    std::printf("   block starts spread %llu ns\n", last - first);
-  }
   }
   return 0;
 }
