@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,14 +30,8 @@
 
 namespace lc = levelhist::cuda_detail::lane_columns;
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+// CUDA errors: the library's check, which throws levelhist::Error (main reports it).
+#define CK(x) LEVELHIST_CUDA_CHECK(x)
 
 namespace {
 
@@ -105,7 +100,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_study(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 21;
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -237,4 +232,13 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_study(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "small_calls_study: %s\n", e.what());
+    return 1;
+  }
 }
