@@ -30,6 +30,7 @@ constexpr std::array kRegistry = {
     &strategies::gpu_thread_nugteren,
     // CUDA, levelhist's own kernels
     &strategies::gpu_lane_columns,
+    &strategies::gpu_lane_columns_fold,  // issue 4's instructive loser: small calls through the fold
     &strategies::gpu_pixel_lane_columns,
     &strategies::gpu_shared_swizzle,
     &strategies::gpu_shared_lanes,

@@ -26,6 +26,7 @@ extern const Strategy gpu_warp_podlozhnyuk;
 extern const Strategy gpu_thread_nugteren;
 // levelhist's own kernels
 extern const Strategy gpu_lane_columns;
+extern const Strategy gpu_lane_columns_fold;
 extern const Strategy gpu_pixel_lane_columns;
 extern const Strategy gpu_shared_swizzle;
 extern const Strategy gpu_shared_lanes;

@@ -17,7 +17,7 @@
 // thread, through the non-coherent path as the limit kernel reads.
 //
 // One launch, no zeroing kernel, and two ways to end a call, chosen on the host
-// by the size of the call (docs/PERFORMANCE.md section 4, changes 5, 6 and 9).
+// by the size of the call (docs/PERFORMANCE.md section 4, changes 5, 6 and 9-11).
 // Both go through the shared BinIndexer, so any binning of 8-bit samples runs
 // at the same speed.
 // - Small calls (Path::direct, up to kMaxDirectBytes): block 0 clears the
@@ -26,8 +26,10 @@
 //   at the end. The clearing, the raise and the wait for the flag are the work
 //   of one extra warp per block (the flag warp), so that their round trips to
 //   L2 overlap the other warps' reading and counting instead of following
-//   them: a 1 MiB call's blocks took 5620 cycles with thread 0 waiting for the
-//   flag after the row sums, 3450 with the flag warp (small_calls_study).
+//   them. A 1 MiB call's blocks took 5620 cycles with thread 0 waiting for the
+//   flag after the row sums, 4573 with the flag warp, 2955-3242 with the flag
+//   warp and twice as many blocks (small_calls_study; docs/PERFORMANCE.md
+//   section 4, change 9).
 // - Large calls (Path::fold): every warp counts; blocks add their row sums into
 //   32-bit accumulators in the workspace; the last block to finish (a ticket,
 //   as in the CUDA samples' threadFenceReduction) folds them into the slots.
