@@ -41,8 +41,9 @@ __device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
 
 // A variant: the library's kernel under another grid rule.
 template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint64_t MaxDirectBytes,
-          bool Timeline = false>
+          int FoldCopies = 1, bool Timeline = false>
 struct StudyPolicy {
+  static constexpr int kFoldCopies = FoldCopies;
   static constexpr int kBlockThreads = 512;
   static constexpr int kMinBlocksPerSM = 4;
   static constexpr int kDirectMinBlocksPerSM = 2;
@@ -75,10 +76,10 @@ struct Variant {
   lc::Grid (*grid)(std::uint64_t);
 };
 
-template <std::uint64_t B, unsigned D, std::uint64_t M>
+template <std::uint64_t B, unsigned D, std::uint64_t M, int C = 1>
 Variant variant(const char* name, const char* what) {
-  return {name, what, lc::launch<StudyPolicy<B, D, M>>, lc::launch<StudyPolicy<B, D, M, true>>,
-          lc::grid<StudyPolicy<B, D, M>>};
+  return {name, what, lc::launch<StudyPolicy<B, D, M, C>>, lc::launch<StudyPolicy<B, D, M, C, true>>,
+          lc::grid<StudyPolicy<B, D, M, C>>};
 }
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
@@ -90,6 +91,8 @@ std::vector<Variant> variants() {
       variant<8 * KiB, 128, 4 * MiB>("d8k", "direct up to 4 MiB, 8 KiB/block, <= 128 blocks"),
       variant<16 * KiB, 256, 8 * MiB>("d256", "direct up to 8 MiB, 16 KiB/block, <= 256 blocks"),
       variant<16 * KiB, 128, 0>("fold", "always the fold, 32 KiB/block"),
+      variant<16 * KiB, 128, 4 * MiB, 4>("lib_c4", "the library's rule, fold accumulators in 4 copies"),
+      variant<16 * KiB, 128, 4 * MiB, 8>("lib_c8", "the library's rule, fold accumulators in 8 copies"),
   };
 }
 
@@ -145,7 +148,8 @@ int run_study(int argc, char** argv) {
         lc::Workspace ws{};
         CK(cudaMemcpy(&ws, d_ws, sizeof ws, cudaMemcpyDeviceToHost));
         bool ws_zero = ws.blocks_done == 0 && ws.cleared == 0;
-        for (unsigned c : ws.byte_counts) ws_zero = ws_zero && c == 0;
+        for (const auto& copy : ws.byte_counts)
+          for (unsigned c : copy) ws_zero = ws_zero && c == 0;
         if (got != want || !ws_zero) {
           std::printf("FAIL %s n=%llu call %d: %s\n", v.name, static_cast<unsigned long long>(n), call,
                       got != want ? "counts differ" : "workspace not zero");
@@ -193,6 +197,34 @@ int run_study(int argc, char** argv) {
     std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
     for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
     std::printf("   %d%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold");
+  }
+
+  // ---- where the workspace sits: the fold's hot accumulators and ticket live
+  // in it, so time the same call with workspaces at different addresses.
+  {
+    const std::uint64_t n = 16 * MiB;
+    constexpr int kPlaces = 8;
+    std::vector<void*> places(kPlaces);
+    for (auto& w : places) {
+      CK(cudaMalloc(&w, sizeof(lc::Workspace)));
+      CK(cudaMemset(w, 0, sizeof(lc::Workspace)));
+    }
+    std::printf("\n16 MiB, microseconds per call, one workspace per column (median of %d samples)\n", rounds);
+    std::printf("%-10s", "variant");
+    for (void* w : places) std::printf(" %10llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(w) & 0xffffff));
+    std::printf("\n");
+    for (const auto& v : vs) {
+      if (std::string(v.name) != "lib" && std::string(v.name) != "lib_c4" && std::string(v.name) != "lib_c8") continue;
+      std::vector<std::vector<double>> samples(kPlaces);
+      for (int r = 0; r < rounds; ++r)
+        for (int k = 0; k < kPlaces; ++k)
+          samples[k].push_back(
+              time_calls([&] { v.launch(d_data, n, places[k], d_slots, false, false, indexer, stream); }, 200));
+      std::printf("%-10s", v.name);
+      for (auto& x : samples) std::printf(" %10.2f", median(x));
+      std::printf("\n");
+    }
+    for (void* w : places) CK(cudaFree(w));
   }
 
   // ---- timeline of one call per variant and size (after warm calls).

@@ -40,6 +40,7 @@ struct LaneColumnsPolicy {
   // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
   // slower at 2-16 MiB (changes 2 and 7).
   static constexpr std::uint64_t kFoldBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  static constexpr int kFoldCopies = 1;
   static __device__ void mark(lc::Mark) {}
 };
 

@@ -47,12 +47,15 @@ namespace levelhist::cuda_detail::lane_columns {
 
 constexpr int kBins = 256;
 constexpr int kLanes = 32;
+// Copies of the fold's accumulators that a policy may spread its blocks over
+// (Policy::kFoldCopies <= this): block b adds into copy b % kFoldCopies.
+constexpr int kMaxFoldCopies = 8;
 
 // Per-call state in the workspace: zero between calls.
 struct Workspace {
-  // Large grids: this call's counts per byte value (n <= 2^31 per call), and
-  // the blocks that have added theirs.
-  unsigned int byte_counts[kBins];
+  // Large grids: this call's counts per byte value (n <= 2^31 per call), in
+  // Policy::kFoldCopies copies, and the blocks that have added theirs.
+  unsigned int byte_counts[kMaxFoldCopies][kBins];
   unsigned int blocks_done;
   // Small grids: 0 until block 0 has cleared the slots; then 1 + the blocks
   // that have seen it. The last of them (it reads gridDim.x) sets it back to 0.
@@ -253,7 +256,8 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // orders the whole block's additions before it (the barrier makes them its
   // own; as cooperative groups' grid sync does).
   __shared__ bool is_last_block;
-  if (sum) atomicAdd(&ws->byte_counts[threadIdx.x], sum);
+  static_assert(Policy::kFoldCopies >= 1 && Policy::kFoldCopies <= kMaxFoldCopies);
+  if (sum) atomicAdd(&ws->byte_counts[blockIdx.x % Policy::kFoldCopies][threadIdx.x], sum);
   sync_first(1, kCounting);
   if (threadIdx.x == 0) {
     Policy::mark(kMarkReady);
@@ -266,11 +270,17 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
     return;
   }
   __threadfence();
-  // Taking each total leaves its accumulator zero for the next call.
+  // Taking each total leaves its accumulators zero for the next call.
+  auto take_count = [&] {
+    unsigned int count = 0;
+#pragma unroll
+    for (int c = 0; c < Policy::kFoldCopies; ++c) count += atomicExch(&ws->byte_counts[c][threadIdx.x], 0u);
+    return count;
+  };
   if (per_value) {
     // One byte value per slot: each thread owns its slot, a plain store, no clearing pass.
     if (threadIdx.x < kBins) {
-      const unsigned int count = atomicExch(&ws->byte_counts[threadIdx.x], 0u);
+      const unsigned int count = take_count();
       slots[my_slot] = (accumulate ? slots[my_slot] : 0) + count;
     }
     if (!accumulate && threadIdx.x < 3) slots[kBins + threadIdx.x] = 0;  // underflow, overflow, NaN: none
@@ -279,7 +289,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
       for (std::uint64_t s = threadIdx.x; s < indexer.bins + 3; s += kCounting) slots[s] = 0;
       sync_first(1, kCounting);
     }
-    if (threadIdx.x < kBins) add_to_slot(&slots[my_slot], atomicExch(&ws->byte_counts[threadIdx.x], 0u));
+    if (threadIdx.x < kBins) add_to_slot(&slots[my_slot], take_count());
   }
   if (threadIdx.x == 0) {
     ws->blocks_done = 0;
