@@ -40,7 +40,12 @@ struct LaneColumnsPolicy {
   // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
   // slower at 2-16 MiB (changes 2 and 7).
   static constexpr std::uint64_t kFoldBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
-  static constexpr int kFoldCopies = 1;
+  // The fold's accumulators in 4 copies (block b adds into copy b % 4): with
+  // one, a 16 MiB call took 9.46 or 11.07 us depending on where the workspace
+  // sat (alternate addresses 0x2200 apart, one H200 run): 512 blocks' atomics
+  // on 256 addresses serialize, more in some L2 slices than others. With 4
+  // copies: 9.41-9.54 at all 8 addresses tried (small_calls_study, change 12).
+  static constexpr int kFoldCopies = 4;
   static __device__ void mark(lc::Mark) {}
 };
 
