@@ -31,11 +31,13 @@
 //   warp and twice as many blocks (small_calls_study; docs/PERFORMANCE.md
 //   section 4, change 9).
 // - Large calls (Path::fold): every warp counts; blocks add their row sums into
-//   32-bit accumulators in the workspace; the last block to finish (a ticket,
-//   as in the CUDA samples' threadFenceReduction) folds them into the slots.
-//   Three round trips to L2 more at the end, but 256 addresses see one 32-bit
-//   addition per block, not a 64-bit one: with hundreds of blocks that
-//   serialization is what costs.
+//   32-bit accumulators in the workspace, spread over Policy::kFoldCopies
+//   copies; the last block to finish (a ticket, as in the CUDA samples'
+//   threadFenceReduction) folds them into the slots. Three round trips to L2
+//   more at the end, but each address sees one 32-bit addition per block of its
+//   copy, not a 64-bit one per block: with hundreds of blocks that
+//   serialization is what costs (with one copy, its cost even depended on the
+//   workspace's address: change 12).
 // Either way the workspace is left zero, as the contract requires.
 #pragma once
 #include <algorithm>
