@@ -7,9 +7,10 @@
 // Every variant is checked against a CPU count first, on an unaligned start and
 // a ragged end, and the workspace must be zero after each call.
 //
-// Then a timeline of one 1 MiB and one 16 MiB call per variant: clock64 at the
-// kernel's marks (Policy::mark) per block, so the time of each phase is
-// measured, not guessed.
+// Then the 16 MiB call with workspaces at 8 addresses (the fold's hot
+// accumulators live there: docs/PERFORMANCE.md change 12), and a timeline of
+// one 1 MiB and one 16 MiB call per variant: clock64 at the kernel's marks
+// (Policy::mark) per block, so the time of each phase is measured, not guessed.
 //
 // Build (CMake option LEVELHIST_EXPERIMENTS=ON): target small_calls_study.
 // Usage: small_calls_study [rounds]    (default 21)
