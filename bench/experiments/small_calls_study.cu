@@ -26,13 +26,11 @@
 #include <vector>
 
 #include "cuda/lane_columns_kernel.cuh"
+#include "cuda/lane_columns_policy.cuh"
 #include "levelhist/binning.hpp"
 #include "stream_read.hpp"
 
 namespace lc = levelhist::cuda_detail::lane_columns;
-
-// CUDA errors: the library's check, which throws levelhist::Error (main reports it).
-#define CK(x) LEVELHIST_CUDA_CHECK(x)
 
 namespace {
 
@@ -40,19 +38,14 @@ constexpr int kMaxTimelineBlocks = 1024;
 __device__ long long g_marks[kMaxTimelineBlocks][lc::kMarks];
 __device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
 
-// A variant: the library's kernel under another grid rule.
+// A variant: the library's policy with another grid rule or fold layout.
 template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint64_t MaxDirectBytes,
-          int FoldCopies = 1, bool Timeline = false>
-struct StudyPolicy {
-  static constexpr int kFoldCopies = FoldCopies;
-  static constexpr int kBlockThreads = 512;
-  static constexpr int kMinBlocksPerSM = 4;
-  static constexpr int kDirectMinBlocksPerSM = 2;
-  static constexpr int kUnroll = 4;
+          int FoldCopies = lc::LaneColumnsPolicy::kFoldCopies, bool Timeline = false>
+struct StudyPolicy : lc::LaneColumnsPolicy {
   static constexpr std::uint64_t kDirectBytesPerBlock = DirectBytesPerBlock;
   static constexpr unsigned int kMaxDirectBlocks = MaxDirectBlocks;
   static constexpr std::uint64_t kMaxDirectBytes = MaxDirectBytes;
-  static constexpr std::uint64_t kFoldBytesPerBlock = 32 * 1024;
+  static constexpr int kFoldCopies = FoldCopies;
   static __device__ void mark(lc::Mark m) {
     if constexpr (Timeline) {
       if (blockIdx.x < kMaxTimelineBlocks) {
@@ -77,7 +70,7 @@ struct Variant {
   lc::Grid (*grid)(std::uint64_t);
 };
 
-template <std::uint64_t B, unsigned D, std::uint64_t M, int C = 1>
+template <std::uint64_t B, unsigned D, std::uint64_t M, int C = lc::LaneColumnsPolicy::kFoldCopies>
 Variant variant(const char* name, const char* what) {
   return {name, what, lc::launch<StudyPolicy<B, D, M, C>>, lc::launch<StudyPolicy<B, D, M, C, true>>,
           lc::grid<StudyPolicy<B, D, M, C>>};
@@ -87,12 +80,12 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 std::vector<Variant> variants() {
   return {
-      variant<16 * KiB, 128, 4 * MiB>("lib", "the library's rule: direct up to 4 MiB, 16 KiB/block, <= 128 blocks"),
+      variant<16 * KiB, 128, 4 * MiB>("lib", "the library's policy: direct up to 4 MiB, 16 KiB/block, <= 128 blocks"),
       variant<32 * KiB, 64, 2 * MiB>("d32k", "direct up to 2 MiB, 32 KiB/block (the rule before change 9)"),
       variant<8 * KiB, 128, 4 * MiB>("d8k", "direct up to 4 MiB, 8 KiB/block, <= 128 blocks"),
       variant<16 * KiB, 256, 8 * MiB>("d256", "direct up to 8 MiB, 16 KiB/block, <= 256 blocks"),
       variant<16 * KiB, 128, 0>("fold", "always the fold, 32 KiB/block"),
-      variant<16 * KiB, 128, 4 * MiB, 4>("lib_c4", "the library's rule, fold accumulators in 4 copies"),
+      variant<16 * KiB, 128, 4 * MiB, 1>("lib_c1", "the library's rule, fold accumulators in 1 copy (before change 12)"),
       variant<16 * KiB, 128, 4 * MiB, 8>("lib_c8", "the library's rule, fold accumulators in 8 copies"),
   };
 }
@@ -107,7 +100,7 @@ double median(std::vector<double> v) {
 int run_study(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 21;
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  LEVELHIST_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# small_calls_study on %s, %d SMs, L2 %d MiB; %d rounds round-robin\n", prop.name,
               prop.multiProcessorCount, prop.l2CacheSize >> 20, rounds);
 
@@ -121,14 +114,14 @@ int run_study(int argc, char** argv) {
   std::uint64_t* d_slots = nullptr;
   void* d_ws = nullptr;
   unsigned* d_sink = nullptr;
-  CK(cudaMalloc(&d_data, host.size()));
-  CK(cudaMemcpy(d_data, host.data(), host.size(), cudaMemcpyHostToDevice));
-  CK(cudaMalloc(&d_slots, 259 * sizeof(std::uint64_t)));
-  CK(cudaMalloc(&d_ws, sizeof(lc::Workspace)));
-  CK(cudaMemset(d_ws, 0, sizeof(lc::Workspace)));
-  CK(cudaMalloc(&d_sink, sizeof(unsigned)));
+  LEVELHIST_CUDA_CHECK(cudaMalloc(&d_data, host.size()));
+  LEVELHIST_CUDA_CHECK(cudaMemcpy(d_data, host.data(), host.size(), cudaMemcpyHostToDevice));
+  LEVELHIST_CUDA_CHECK(cudaMalloc(&d_slots, 259 * sizeof(std::uint64_t)));
+  LEVELHIST_CUDA_CHECK(cudaMalloc(&d_ws, sizeof(lc::Workspace)));
+  LEVELHIST_CUDA_CHECK(cudaMemset(d_ws, 0, sizeof(lc::Workspace)));
+  LEVELHIST_CUDA_CHECK(cudaMalloc(&d_sink, sizeof(unsigned)));
   cudaStream_t stream;
-  CK(cudaStreamCreate(&stream));
+  LEVELHIST_CUDA_CHECK(cudaStreamCreate(&stream));
   const levelhist::BinIndexer indexer = levelhist::make_indexer(levelhist::Binning::per_value(levelhist::SampleType::u8));
   const auto vs = variants();
 
@@ -141,13 +134,13 @@ int run_study(int argc, char** argv) {
     for (std::uint64_t k = 0; k < n; ++k) ++want[host[offset + k]];
     for (const auto& v : vs) {
       for (int call = 0; call < 2; ++call) {
-        CK(cudaMemset(d_slots, 0xAB, 259 * sizeof(std::uint64_t)));  // garbage: must be overwritten
+        LEVELHIST_CUDA_CHECK(cudaMemset(d_slots, 0xAB, 259 * sizeof(std::uint64_t)));  // garbage: must be overwritten
         v.launch(d_data + offset, n, d_ws, d_slots, false, false, indexer, stream);
-        CK(cudaStreamSynchronize(stream));
+        LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream));
         std::vector<std::uint64_t> got(259);
-        CK(cudaMemcpy(got.data(), d_slots, got.size() * 8, cudaMemcpyDeviceToHost));
+        LEVELHIST_CUDA_CHECK(cudaMemcpy(got.data(), d_slots, got.size() * 8, cudaMemcpyDeviceToHost));
         lc::Workspace ws{};
-        CK(cudaMemcpy(&ws, d_ws, sizeof ws, cudaMemcpyDeviceToHost));
+        LEVELHIST_CUDA_CHECK(cudaMemcpy(&ws, d_ws, sizeof ws, cudaMemcpyDeviceToHost));
         bool ws_zero = ws.blocks_done == 0 && ws.cleared == 0;
         for (const auto& copy : ws.byte_counts)
           for (unsigned c : copy) ws_zero = ws_zero && c == 0;
@@ -165,16 +158,16 @@ int run_study(int argc, char** argv) {
   // ---- timing: round-robin samples of R back-to-back calls each.
   auto time_calls = [&](auto&& enqueue, int calls) {
     cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    CK(cudaEventRecord(a, stream));
+    LEVELHIST_CUDA_CHECK(cudaEventCreate(&a));
+    LEVELHIST_CUDA_CHECK(cudaEventCreate(&b));
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(a, stream));
     for (int k = 0; k < calls; ++k) enqueue();
-    CK(cudaEventRecord(b, stream));
-    CK(cudaEventSynchronize(b));
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(b, stream));
+    LEVELHIST_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
+    LEVELHIST_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    LEVELHIST_CUDA_CHECK(cudaEventDestroy(a));
+    LEVELHIST_CUDA_CHECK(cudaEventDestroy(b));
     return 1000.0 * ms / calls;  // microseconds per call
   };
   std::printf("\nmicroseconds per call, back to back (median of %d samples; each sample >= 200 calls)\n", rounds);
@@ -207,15 +200,15 @@ int run_study(int argc, char** argv) {
     constexpr int kPlaces = 8;
     std::vector<void*> places(kPlaces);
     for (auto& w : places) {
-      CK(cudaMalloc(&w, sizeof(lc::Workspace)));
-      CK(cudaMemset(w, 0, sizeof(lc::Workspace)));
+      LEVELHIST_CUDA_CHECK(cudaMalloc(&w, sizeof(lc::Workspace)));
+      LEVELHIST_CUDA_CHECK(cudaMemset(w, 0, sizeof(lc::Workspace)));
     }
     std::printf("\n16 MiB, microseconds per call, one workspace per column (median of %d samples)\n", rounds);
     std::printf("%-10s", "variant");
     for (void* w : places) std::printf(" %10llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(w) & 0xffffff));
     std::printf("\n");
     for (const auto& v : vs) {
-      if (std::string(v.name) != "lib" && std::string(v.name) != "lib_c4" && std::string(v.name) != "lib_c8") continue;
+      if (std::string(v.name) != "lib" && std::string(v.name) != "lib_c1" && std::string(v.name) != "lib_c8") continue;
       std::vector<std::vector<double>> samples(kPlaces);
       for (int r = 0; r < rounds; ++r)
         for (int k = 0; k < kPlaces; ++k)
@@ -225,7 +218,7 @@ int run_study(int argc, char** argv) {
       for (auto& x : samples) std::printf(" %10.2f", median(x));
       std::printf("\n");
     }
-    for (void* w : places) CK(cudaFree(w));
+    for (void* w : places) LEVELHIST_CUDA_CHECK(cudaFree(w));
   }
 
   // ---- timeline of one call per variant and size (after warm calls).
@@ -236,15 +229,15 @@ int run_study(int argc, char** argv) {
                 "ready to add", "end", "flag seen", "raised (blk 0)");
     for (const auto& v : vs) {
       for (int warm = 0; warm < 50; ++warm) v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
-      CK(cudaStreamSynchronize(stream));
+      LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<long long> zero(kMaxTimelineBlocks * lc::kMarks, -1);
-      CK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
+      LEVELHIST_CUDA_CHECK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
       v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
-      CK(cudaStreamSynchronize(stream));
+      LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<long long> marks(kMaxTimelineBlocks * lc::kMarks);
       std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);
-      CK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
-      CK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
+      LEVELHIST_CUDA_CHECK(cudaMemcpyFromSymbol(marks.data(), g_marks, marks.size() * sizeof(long long)));
+      LEVELHIST_CUDA_CHECK(cudaMemcpyFromSymbol(start_ns.data(), g_start_ns, start_ns.size() * sizeof(unsigned long long)));
       const int blocks = std::min(v.grid(n).blocks, kMaxTimelineBlocks);
       std::printf("%-10s %7d", v.name, blocks);
       for (int m : {lc::kMarkZeroed, lc::kMarkCounted, lc::kMarkReady, lc::kMarkEnd, lc::kMarkFlagSeen, lc::kMarkRaised}) {

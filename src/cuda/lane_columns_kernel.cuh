@@ -70,7 +70,7 @@ enum Mark : int {
   kMarkStart,          // the block's first instruction
   kMarkZeroed,         // shared columns cleared, the first loads in flight
   kMarkCounted,        // every byte of the block counted
-  kMarkReady,          // row sums done and the flag seen: the additions start
+  kMarkReady,          // direct: row sums done, flag seen, additions start; fold: additions done
   kMarkEnd,            // additions issued
   kMarkFlagSeen,       // the thread that waits for block 0's flag saw it
   kMarkRaised,         // block 0: the flag raised
@@ -137,8 +137,8 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // Policy members: kBlockThreads, kMinBlocksPerSM and kDirectMinBlocksPerSM
 // (launch bounds of the fold and the direct kernel), kUnroll (16-byte loads in
 // flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
-// kMaxDirectBytes and kFoldBytesPerBlock (see grid()), and mark(Mark), a
-// timing hook.
+// kMaxDirectBytes and kFoldBytesPerBlock (see grid()), kFoldCopies (copies of
+// the fold's accumulators, <= kMaxFoldCopies), and mark(Mark), a timing hook.
 template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // of the columns: a shift, one mask-and-or with the lane's offset, an add of
   // the array's base and the ATOMS, 4 instructions per byte. A per-thread
   // column pointer plus bin * 32 words compiled to 4.75 and measured 1-2%
-  // slower at 16-256 MiB in the same run (H100; docs/PERFORMANCE.md, change 9).
+  // slower at 16-256 MiB in the same run (H100; docs/PERFORMANCE.md, change 11).
   const unsigned int lane_offset = (threadIdx.x & (kLanes - 1)) * 4;
   auto count_at = [&](unsigned int offset) {
     atomicAdd(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(columns) + offset), 1u);
