@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "bench.hpp"
+#include "lab.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "options.hpp"
@@ -60,3 +61,10 @@ int bench_main(const std::vector<std::string>& args) {
 }
 
 }  // namespace levelhist::bench
+
+// The benchmark program, levelhist-bench (`levelhist bench` runs it): the
+// lab's strategies join the registry, then the benchmark runs.
+int main(int argc, char** argv) {
+  levelhist::lab::install();
+  return levelhist::bench::bench_main(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -17,6 +17,7 @@ int run_image(const std::vector<std::string>& args);
 int run_threshold(const std::vector<std::string>& args);
 int run_equalize(const std::vector<std::string>& args);
 int run_sort(const std::vector<std::string>& args);
+int run_bench(const std::vector<std::string>& args);  // hands over to levelhist-bench
 
 extern const char* const kCountHelp;
 extern const char* const kTextHelp;
@@ -45,11 +46,8 @@ struct StrategyLog {
   std::string joined() const;
 };
 
-// Adds samples to a histogram through levelhist::fill(), logging the strategy
-// and turning a library error into a one-line CLI error with a fix.
-void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
-                  StrategyLog& log);
-// A library error as a CLI error: its kind kept, a fix added when it has none.
+// A library error as a CLI error: its kind kept, the fix in the CLI's terms
+// (its flags) where the error's subject has one, else the library's fix.
 [[noreturn]] void rethrow_with_fix(const Error& e);
 // Runs a library call `f`, reporting its errors as rethrow_with_fix does.
 template <class F>
@@ -60,9 +58,13 @@ decltype(auto) call_with_fix(F&& f) {
     rethrow_with_fix(e);
   }
 }
-// Resolves (without counting) the strategy for a problem, so that a strategy
-// that cannot take it fails before any input is read.
-const Strategy& resolve_checked(const Problem& problem, const Options& options);
+// The plan for a request, made before any input is read, so that a strategy
+// or backend that cannot take it fails first; errors as rethrow_with_fix.
+Plan make_plan(const Request& request, const Options& options);
+
+// The binning that --bins, --range LO:HI, --edges and --numpy give for
+// samples of `type` (count's rules; not --range auto). Throws the CLI's errors.
+Binning binning_of_options(SampleType type, const ParsedArgs& p);
 
 // Every bin edge (bins + 1 numbers) of a binning, as the CLI prints them.
 std::vector<double> bin_edges(const Binning& b);

@@ -13,18 +13,49 @@ constexpr std::uint64_t kMaxThreads = 1024;
 
 }  // namespace
 
-[[noreturn]] void rethrow_with_fix(const Error& e) {
-  std::string msg = e.what();
-  if (msg.find("; ") == std::string::npos) {
-    switch (e.kind()) {
-      case ErrorKind::usage: msg += "; see 'levelhist --help'"; break;
-      case ErrorKind::input: msg += "; check the input and the bin options"; break;
-      case ErrorKind::unsupported: msg += "; choose another with --strategy or --backend (see 'levelhist list')"; break;
-      case ErrorKind::cuda: msg += "; try --backend cpu"; break;
-      case ErrorKind::internal: msg += "; please report this bug"; break;
-    }
+namespace {
+
+// The fix for an error about `subject`, in the CLI's own terms; empty where
+// the library's fix serves as it is.
+std::string cli_fix(const Error& e) {
+  switch (e.subject()) {
+    case ErrorSubject::strategy: return "choose another with --strategy, or leave it auto (see 'levelhist list')";
+    case ErrorSubject::backend: return e.kind() == ErrorKind::unsupported ? "use --backend cpu or auto" : "";
+    case ErrorSubject::binning: return "check --bins, --range and --edges";
+    case ErrorSubject::layout: return "check --channels and --active";
+    case ErrorSubject::weights: return "check --weights and --weight-type";
+    case ErrorSubject::threads: return "use --threads N with a smaller N";
+    case ErrorSubject::memory: return "use fewer bins or threads, or free some memory";
+    case ErrorSubject::device:
+      return e.kind() == ErrorKind::cuda || e.kind() == ErrorKind::resource ? "try --backend cpu" : "";
+    case ErrorSubject::workspace:
+    case ErrorSubject::data:
+    case ErrorSubject::none: break;
   }
-  throw Error(e.kind(), msg);
+  return {};
+}
+
+std::string kind_fix(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage: return "see 'levelhist --help'";
+    case ErrorKind::input: return "check the input and the bin options";
+    case ErrorKind::unsupported: return "choose another with --strategy or --backend (see 'levelhist list')";
+    case ErrorKind::cuda: return "try --backend cpu";
+    case ErrorKind::resource: return "free some memory, or use fewer bins or threads";
+    case ErrorKind::internal: return "please report this bug";
+  }
+  return {};
+}
+
+}  // namespace
+
+[[noreturn]] void rethrow_with_fix(const Error& e) {
+  // An error made in the CLI's own form ("what; fix") passes as it is.
+  if (e.fix().empty() && e.subject() == ErrorSubject::none && e.message().find("; ") != std::string::npos) throw e;
+  std::string fix = cli_fix(e);
+  if (fix.empty()) fix = e.fix();
+  if (fix.empty()) fix = kind_fix(e.kind());
+  throw Error(e.kind(), e.message() + "; " + fix, "", e.subject());
 }
 
 std::vector<double> bin_edges(const Binning& b) {
@@ -110,18 +141,9 @@ std::string StrategyLog::joined() const {
   return out;
 }
 
-void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
-                  StrategyLog& log) {
+Plan make_plan(const Request& request, const Options& options) {
   try {
-    log.add(fill(hist, type, data, n, options));
-  } catch (const Error& e) {
-    rethrow_with_fix(e);
-  }
-}
-
-const Strategy& resolve_checked(const Problem& problem, const Options& options) {
-  try {
-    return resolve_strategy(problem, options);
+    return Plan(request, options);
   } catch (const Error& e) {
     rethrow_with_fix(e);
   }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "core/file_io.hpp"
+#include "image/file_io.hpp"
 #include "input.hpp"
 #include "levelhist/sort.hpp"
 

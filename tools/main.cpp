@@ -12,7 +12,6 @@
 
 #include <unistd.h>
 
-#include "bench.hpp"
 #include "cli.hpp"
 
 namespace levelhist::cli {
@@ -48,9 +47,9 @@ const char* const kMainHelp =
 
 const char* const kBenchHelp =
     "Usage: levelhist bench [ARGUMENT]...\n"
-    "Run the benchmark: the GPU benchmark, or the CPU one with --cpu. Every ARGUMENT\n"
-    "goes to the benchmark unchanged; 'levelhist bench --help' shows what it takes.\n"
-    "See docs/BENCHMARKS.md.\n";
+    "Run the benchmark program, levelhist-bench (installed beside levelhist): the GPU\n"
+    "benchmark, or the CPU one with --cpu. Every ARGUMENT goes to it unchanged;\n"
+    "'levelhist bench --help' shows what it takes. See docs/BENCHMARKS.md.\n";
 
 // What the errors for an unknown command suggest.
 const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize, sort and bench";
@@ -105,7 +104,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "text") return run_text(rest);
   if (cmd == "list") return run_list(rest);
   if (cmd == "sort") return run_sort(rest);
-  if (cmd == "bench") return bench::bench_main(rest);
+  if (cmd == "bench") return run_bench(rest);
   if (cmd == "image") return run_image(rest);
   if (cmd == "threshold") return run_threshold(rest);
   if (cmd == "equalize") return run_equalize(rest);
