@@ -642,7 +642,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
 
     const std::string machine = cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) +
                                 " hardware threads; byte counter: " +
-                                cpu_parallel_detail::fastest_byte_counter().name;
+                                cpu_parallel_detail::active_byte_counter().name;
     std::ostream& out = std::cout;
     if (o.format == "json") {
       out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"page_cache\": " << json_string(page_cache)
