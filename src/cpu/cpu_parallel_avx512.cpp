@@ -22,8 +22,8 @@
 //     while it counts, group by group, the full blocks that the round before
 //     left in the other set: binning is bound by compresses and their
 //     unaligned stores, counting by ternary logic and shifts, and each half
-//     of a block is counted between two vectors' binning. Two sets of 4 KiB
-//     per group stay in L1 (larger rounds measured slower).
+//     of a block is counted between two vectors' binning. Both sets (eight
+//     buffers of 4.25 KiB) stay in L1; larger rounds measured slower.
 //  4. Runs. A pair of vectors holding one repeated value is counted with one
 //     addition instead of being binned; a failed check backs off for a while.
 //
@@ -247,7 +247,7 @@ LEVELHIST_TARGET_AVX512_BYTES void run_round(ByteCounterState& s, unsigned binni
   const unsigned counting = binning ^ 1;
   GroupEnds end;
   // The partial block that each group left in this set two rounds ago moves
-  // to the front. Its bytes were stored a round ago, so these loads do not
+  // to the front. Its bytes were stored that long ago, so these loads do not
   // wait for the stores (as loads of bytes just compressed would).
   for (std::size_t group = 0; group < kGroups; ++group) {
     const std::size_t full = s.binned[binning][group] / kBlockBytes * kBlockBytes;
