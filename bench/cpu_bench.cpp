@@ -12,7 +12,9 @@
 //   numpy.bincount     /usr/bin/python3, np.fromfile then bincount, only the
 //                      bincount timed (time.perf_counter)
 // plus levelhist, the baseline and the stream on a mapping already faulted in,
-// which separates counting from page-fault cost. Every histogram is checked
+// which separates counting from page-fault cost; and then the byte counters
+// alone (byte_counter_rows): one thread, buffers in memory, cycles per byte
+// and GB/s for each counter this CPU runs. Every histogram is checked
 // against cpu_serial before that method is timed (numpy's comes from a first,
 // untimed bincount). The figures are medians of
 // --runs runs, the methods interleaved run by run so that a burst of other
@@ -21,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -68,6 +72,12 @@ in. Each histogram is checked against cpu_serial first. The last line says
 whether levelhist is at least 1.5x the baseline on both files and at least 20x
 numpy.bincount.
 
+Then each byte counter alone (levelhist's AVX-512 counter where the CPU has it,
+its scalar fallback, and the four sub-tables): one thread, random and zero
+bytes in memory, 1 MiB (in L2; best of 200) and min(--size, 256 MiB) (best of
+--runs), thread CPU time. Cycles per byte use the core clock estimated by a
+chain of dependent additions (one per cycle); GB/s needs no estimate.
+
 options:
   --size BYTES     size of the files it creates (default 1G; K, M, G suffixes)
   --threads N      threads for levelhist, the baseline and the stream (default 0 = all cores)
@@ -79,6 +89,7 @@ options:
                    dropped and read back, as a file read from storage is cached (large
                    folios, where the kernel uses them); written: as the writes left them
                    (on ext4, small folios: page faults cost several times more)
+  --counters       only the byte counters alone (no files, no numpy)
   -h, --help       this text
 )";
 
@@ -90,6 +101,7 @@ struct CpuBenchOptions {
   unsigned runs = 7;
   std::string format = "table";
   bool drop_written_pages = true;  // --page-cache read (default) or written
+  bool counters_only = false;      // --counters
   bool help = false;
 };
 
@@ -119,6 +131,7 @@ CpuBenchOptions parse_options(const std::vector<std::string>& args) {
     };
     if (a == "--cpu") continue;
     if (a == "-h" || a == "--help") o.help = true;
+    else if (a == "--counters") o.counters_only = true;
     else if (a == "--size") o.size = parse_unsigned(a, value(), true);
     else if (a == "--threads") o.threads = static_cast<unsigned>(std::min<std::uint64_t>(parse_unsigned(a, value(), false), 1024));
     else if (a == "--file") o.file = value();
@@ -496,6 +509,248 @@ std::string fixed(double v, int digits) {
   return buffer;
 }
 
+// ---------------------------------------------------------------------------
+// The byte counters alone: one thread, buffers in memory, no threads or files.
+
+constexpr double kCyclesPerByteTarget = 0.6;  // the AVX-512 counter, one thread, random and zero bytes
+constexpr double kCounterRatioTarget = 2.0;   // the AVX-512 counter / four sub-tables, one thread
+constexpr std::uint64_t kL2Bytes = std::uint64_t{1} << 20;
+constexpr std::uint64_t kLargeBytesMax = std::uint64_t{256} << 20;
+constexpr unsigned kL2Runs = 200;
+
+// The core clock in Hz, estimated by timing a chain of dependent additions,
+// one per cycle on every x86-64 and AArch64 core (best of 300 short windows,
+// so that an interruption does not count); 0 where there is no such loop.
+double estimated_core_hz() {
+#if (defined(__x86_64__) || defined(__aarch64__)) && (defined(__GNUC__) || defined(__clang__))
+  constexpr std::uint64_t kLoops = 20000, kAddsPerLoop = 50;
+  double best = std::numeric_limits<double>::infinity();
+  for (int window = 0; window < 300; ++window) {
+    std::uint64_t sum = 0, loops = kLoops;
+    const auto t0 = Clock::now();
+#if defined(__x86_64__)
+    asm volatile("1:\n.rept 50\naddq $1, %0\n.endr\ndecq %1\njnz 1b" : "+r"(sum), "+r"(loops) : : "cc");
+#else
+    asm volatile("1:\n.rept 50\nadd %0, %0, #1\n.endr\nsubs %1, %1, #1\nb.ne 1b" : "+r"(sum), "+r"(loops) : : "cc");
+#endif
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return kLoops * kAddsPerLoop / best;
+#else
+  return 0;
+#endif
+}
+
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct CounterBuffer {
+  std::string label;  // "1 MiB random"
+  std::vector<unsigned char> bytes;
+  unsigned runs;
+};
+
+struct CounterRow {
+  std::string name;
+  std::function<void(const unsigned char*, std::uint64_t, Counts&)> count;  // adds to the counts
+  bool levelhist_avx512;                                                   // the counter the targets are for
+  bool baseline;                                                           // the four sub-tables
+  std::vector<double> seconds = {};                                        // best, per buffer
+};
+
+struct CounterReport {
+  double core_hz_before = 0, core_hz_after = 0;
+  std::vector<std::string> buffers;
+  std::vector<std::uint64_t> bytes;
+  std::vector<unsigned> runs;
+  std::vector<CounterRow> rows;
+  double core_hz() const { return core_hz_before > 0 && core_hz_after > 0 ? 0.5 * (core_hz_before + core_hz_after) : 0; }
+  double gbps(const CounterRow& r, std::size_t b) const { return bytes[b] / r.seconds[b] / 1e9; }
+  double cycles_per_byte(const CounterRow& r, std::size_t b) const { return r.seconds[b] * core_hz() / bytes[b]; }
+};
+
+std::vector<unsigned char> splitmix_bytes(std::uint64_t n) {
+  std::vector<unsigned char> bytes(n);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (std::uint64_t i = 0; i < n; i += 8) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    std::memcpy(bytes.data() + i, &z, std::min<std::uint64_t>(8, n - i));
+  }
+  return bytes;
+}
+
+// Times every byte counter on random and zero bytes, 1 MiB and `large` bytes,
+// one thread, each checked against the naive loop first.
+CounterReport time_byte_counters(std::uint64_t large, unsigned runs) {
+  CounterReport report;
+  const std::uint64_t large_bytes = std::min(large, kLargeBytesMax);
+  std::vector<CounterBuffer> buffers;
+  for (const std::uint64_t n : {kL2Bytes, large_bytes}) {
+    const std::string size = n % (std::uint64_t{1} << 20) == 0 ? std::to_string(n >> 20) + " MiB" : std::to_string(n) + " B";
+    const unsigned buffer_runs = n == kL2Bytes ? kL2Runs : runs;
+    buffers.push_back({size + " random", splitmix_bytes(n), buffer_runs});
+    buffers.push_back({size + " zeros", std::vector<unsigned char>(n, 0), buffer_runs});
+  }
+  const auto& runnable = cpu_parallel_detail::runnable_byte_counters();
+  for (std::size_t i = 0; i < runnable.size(); ++i) {
+    const auto count = runnable[i].count;
+    const bool avx512 = count == cpu_parallel_detail::count_bytes_avx512;
+    report.rows.push_back({std::string(runnable[i].name) + (avx512 ? " (levelhist)" : " (levelhist fallback)"),
+                           [count](const unsigned char* p, std::uint64_t n, Counts& c) { count(p, n, c.data()); },
+                           avx512, false});
+  }
+  report.rows.push_back({"four sub-tables (zstd HIST_count)", count_four_subtables, false, true});
+  for (const CounterBuffer& b : buffers) {
+    Counts expected{};
+    count_naive(b.bytes.data(), b.bytes.size(), expected);
+    for (const CounterRow& r : report.rows) {
+      Counts got{};
+      r.count(b.bytes.data(), b.bytes.size(), got);
+      if (got != expected) throw Error(ErrorKind::internal, r.name + " disagrees with the naive loop on " + b.label);
+    }
+  }
+  report.core_hz_before = estimated_core_hz();
+  std::uint64_t checksum = 0;
+  for (const CounterBuffer& b : buffers) {
+    report.buffers.push_back(b.label);
+    report.bytes.push_back(b.bytes.size());
+    report.runs.push_back(b.runs);
+    std::vector<double> best(report.rows.size(), std::numeric_limits<double>::infinity());
+    for (unsigned run = 0; run <= b.runs; ++run)  // run 0 warms up
+      for (std::size_t i = 0; i < report.rows.size(); ++i) {
+        Counts counts{};
+        const double t0 = thread_cpu_seconds();
+        report.rows[i].count(b.bytes.data(), b.bytes.size(), counts);
+        const double seconds = thread_cpu_seconds() - t0;
+        checksum += counts[1];
+        if (run > 0) best[i] = std::min(best[i], seconds);
+      }
+    for (std::size_t i = 0; i < report.rows.size(); ++i) report.rows[i].seconds.push_back(best[i]);
+  }
+  g_result_sink = checksum;
+  report.core_hz_after = estimated_core_hz();
+  return report;
+}
+
+// The targets for levelhist's AVX-512 counter, on every buffer: at most 0.6
+// cycles per byte and at least 2x the four sub-tables.
+std::string counter_verdict(const CounterReport& r) {
+  const CounterRow* ours = nullptr;
+  const CounterRow* baseline = nullptr;
+  for (const CounterRow& row : r.rows) {
+    if (row.levelhist_avx512) ours = &row;
+    if (row.baseline) baseline = &row;
+  }
+  if (!ours) return "n/a: this CPU cannot run the AVX-512 byte counter (it needs AVX512F/BW/VBMI/VBMI2/BITALG and GFNI)";
+  double worst_cycles = 0, worst_ratio = std::numeric_limits<double>::infinity();
+  for (std::size_t b = 0; b < r.buffers.size(); ++b) {
+    worst_cycles = std::max(worst_cycles, r.cycles_per_byte(*ours, b));
+    worst_ratio = std::min(worst_ratio, baseline->seconds[b] / ours->seconds[b]);
+  }
+  const bool cycles_known = r.core_hz() > 0;
+  const bool cycles_pass = cycles_known && worst_cycles <= kCyclesPerByteTarget;
+  const bool ratio_pass = worst_ratio >= kCounterRatioTarget;
+  return std::string(cycles_pass && ratio_pass ? "PASS" : "FAIL") + ": " + ours->name + ", one thread, " +
+         (cycles_known ? "at most " + fixed(worst_cycles, 3) + " cycles/byte" : "cycles/byte unknown") +
+         ", target <= 0.6: " + (cycles_known ? (cycles_pass ? "pass" : "fail") : "n/a") + "; at least " +
+         fixed(worst_ratio, 2) + "x four sub-tables, target >= 2x: " + (ratio_pass ? "pass" : "fail") +
+         " (worst of the " + std::to_string(r.buffers.size()) + " buffers)";
+}
+
+void print_counter_table(std::ostream& out, const CounterReport& r) {
+  out << "byte counters alone: one thread, buffers in memory, thread CPU time; best of " << r.runs.front()
+      << " runs on " << r.bytes.front() << " bytes, of " << r.runs.back() << " on " << r.bytes.back() << " bytes\n";
+  if (r.core_hz() > 0)
+    out << "cycles/byte at a core clock of " << fixed(r.core_hz_before / 1e9, 2) << " GHz before and "
+        << fixed(r.core_hz_after / 1e9, 2) << " GHz after, estimated by a chain of dependent additions\n\n";
+  else
+    out << "cycles/byte: n/a (no estimate of the core clock on this CPU)\n\n";
+  char line[512];
+  std::string header = "counter                                ";
+  for (const std::string& b : r.buffers) {
+    std::snprintf(line, sizeof line, " %17s", b.c_str());
+    header += line;
+  }
+  out << header << "\n";
+  std::string units = "                                       ";
+  for (std::size_t b = 0; b < r.buffers.size(); ++b) {
+    std::snprintf(line, sizeof line, " %6s %9s", "c/B", "GB/s");
+    units += line;
+  }
+  out << units << "\n";
+  for (const CounterRow& row : r.rows) {
+    std::snprintf(line, sizeof line, "%-39s", row.name.c_str());
+    std::string text = line;
+    for (std::size_t b = 0; b < r.buffers.size(); ++b) {
+      if (r.core_hz() > 0)
+        std::snprintf(line, sizeof line, " %6.3f %9.2f", r.cycles_per_byte(row, b), r.gbps(row, b));
+      else
+        std::snprintf(line, sizeof line, " %6s %9.2f", "n/a", r.gbps(row, b));
+      text += line;
+    }
+    out << text << "\n";
+  }
+  out << "\n" << counter_verdict(r) << "\n";
+}
+
+void print_counter_csv(std::ostream& out, const CounterReport& r) {
+  out << "counter,buffer,bytes,seconds,gbps,cycles_per_byte,core_hz\n";
+  for (const CounterRow& row : r.rows)
+    for (std::size_t b = 0; b < r.buffers.size(); ++b)
+      out << '"' << row.name << "\"," << r.buffers[b] << "," << r.bytes[b] << "," << fixed(row.seconds[b], 9) << ","
+          << fixed(r.gbps(row, b), 3) << "," << (r.core_hz() > 0 ? fixed(r.cycles_per_byte(row, b), 4) : "") << ","
+          << fixed(r.core_hz(), 0) << "\n";
+  out << "# " << counter_verdict(r) << "\n";
+}
+
+std::string counter_json(const CounterReport& r, const std::string& indent) {
+  std::ostringstream out;
+  out << "{\n" << indent << "  \"core_hz_before\": " << fixed(r.core_hz_before, 0) << ",\n"
+      << indent << "  \"core_hz_after\": " << fixed(r.core_hz_after, 0) << ",\n" << indent << "  \"rows\": [\n";
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const CounterRow& row = r.rows[i];
+    out << indent << "    {\"counter\": " << json_string(row.name) << ", \"buffers\": [";
+    for (std::size_t b = 0; b < r.buffers.size(); ++b) {
+      out << (b ? ", " : "") << "{\"buffer\": " << json_string(r.buffers[b]) << ", \"bytes\": " << r.bytes[b]
+          << ", \"runs\": " << r.runs[b] << ", \"seconds\": " << fixed(row.seconds[b], 9)
+          << ", \"gbps\": " << fixed(r.gbps(row, b), 3);
+      if (r.core_hz() > 0) out << ", \"cycles_per_byte\": " << fixed(r.cycles_per_byte(row, b), 4);
+      out << "}";
+    }
+    out << "]}" << (i + 1 < r.rows.size() ? "," : "") << "\n";
+  }
+  out << indent << "  ],\n" << indent << "  \"verdict\": " << json_string(counter_verdict(r)) << "\n" << indent << "}";
+  return out.str();
+}
+
+std::string machine_line(const char* counter_name) {
+  return cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) +
+         " hardware threads; byte counter: " + counter_name;
+}
+
+// `levelhist bench --cpu --counters`: the byte counters alone.
+int counters_only(const CpuBenchOptions& o) {
+  std::fprintf(stderr, "levelhist bench --cpu --counters: timing the byte counters on one thread...\n");
+  const CounterReport report = time_byte_counters(o.size, o.runs);
+  const std::string machine = machine_line(cpu_parallel_detail::active_byte_counter().name);
+  if (o.format == "json") {
+    std::cout << "{\n  \"machine\": " << json_string(machine) << ",\n  \"byte_counters\": " << counter_json(report, "  ")
+              << "\n}\n";
+  } else if (o.format == "csv") {
+    print_counter_csv(std::cout, report);
+  } else {
+    std::cout << "levelhist bench --cpu --counters: " << machine << "\n";
+    print_counter_table(std::cout, report);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cpu_bench_main(const std::vector<std::string>& args) {
@@ -505,6 +760,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
       std::cout << kHelp;
       return 0;
     }
+    if (o.counters_only) return counters_only(o);
     const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
     std::fprintf(stderr, "levelhist bench --cpu: preparing the data files...\n");
@@ -621,6 +877,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     if (!numpy_row.note.empty()) numpy_row.gbps.clear();
     methods.push_back(numpy_row);
 
+    std::fprintf(stderr, "levelhist bench --cpu: the byte counters alone, one thread...\n");
+    const CounterReport counter_report = time_byte_counters(o.size, o.runs);
+
     // Ratios: to the baseline measured the same way (end to end, or mapped).
     auto baseline_of = [&](const Method& m) -> const Method& {
       for (const Method& b : methods)
@@ -640,9 +899,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
         (vs_numpy ? fixed(*vs_numpy, 1) + "x (the lower of the two)" : "n/a (" + numpy_row.note + ")") +
         ", target >= 20x: " + (numpy_pass ? "pass" : "fail");
 
-    const std::string machine = cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) +
-                                " hardware threads; byte counter: " +
-                                cpu_parallel_detail::fastest_byte_counter().name;
+    const std::string machine = machine_line(cpu_parallel_detail::active_byte_counter().name);
     std::ostream& out = std::cout;
     if (o.format == "json") {
       out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"page_cache\": " << json_string(page_cache)
@@ -659,7 +916,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
         out << "}" << (i + 1 < methods.size() ? "," : "") << "\n";
       }
       out << "  ],\n  \"pass\": " << (baseline_pass && numpy_pass ? "true" : "false") << ",\n  \"verdict\": "
-          << json_string(verdict) << "\n}\n";
+          << json_string(verdict) << ",\n  \"byte_counters\": " << counter_json(counter_report, "  ") << "\n}\n";
       return 0;
     }
     if (o.format == "csv") {
@@ -672,7 +929,8 @@ int cpu_bench_main(const std::vector<std::string>& args) {
         for (std::size_t f = 0; f < m.gbps.size(); ++f) out << "," << fixed(m.gbps[f] / baseline_of(m).gbps[f], 3);
         out << "\n";
       }
-      out << "# " << verdict << "\n";
+      out << "# " << verdict << "\n#\n# byte counters alone, one thread\n";
+      print_counter_csv(out, counter_report);
       return 0;
     }
     out << "levelhist bench --cpu: " << machine << "\n"
@@ -694,7 +952,8 @@ int cpu_bench_main(const std::vector<std::string>& args) {
       }
       out << line;
     }
-    out << "\n" << verdict << "\n";
+    out << "\n" << verdict << "\n\n";
+    print_counter_table(out, counter_report);
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "levelhist bench --cpu: %s\n", e.what());

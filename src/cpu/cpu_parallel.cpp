@@ -215,7 +215,7 @@ std::vector<std::uint32_t> slots_of_raw_values(const RunArgs& a, const std::opti
 template <class T>
 void run_raw_bytes(const RunArgs& a, const Plan& plan, Output& out) {
   const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
-  const auto count = cpu_parallel_detail::fastest_byte_counter().count;
+  const auto count = cpu_parallel_detail::active_byte_counter().count;
   const auto* bytes = static_cast<const unsigned char*>(a.samples);
   ChunkQueue queue = chunks_of(a, plan);
   fork_join(plan.workers, [&](unsigned) {
