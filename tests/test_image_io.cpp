@@ -197,6 +197,9 @@ std::vector<Malformed> malformed_files() {
   };
 }
 
+// GoogleTest prints a parameter it cannot print as its raw bytes: print the case's label.
+void PrintTo(const Malformed& m, std::ostream* out) { *out << m.label; }
+
 class MalformedFile : public ::testing::TestWithParam<Malformed> {};
 
 TEST_P(MalformedFile, IsOneInputErrorLineNamingTheFile) {
