@@ -3,6 +3,7 @@
 // equalize it, write it).
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include "cli.hpp"
@@ -29,6 +30,8 @@ const char* const kImageHelp =
     "  --backend B       auto (default), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -45,6 +48,8 @@ const char* const kThresholdHelp =
     "  --otsu            Otsu's threshold from the image's histogram, exactly as\n"
     "                    OpenCV's THRESH_OTSU computes it\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -59,6 +64,8 @@ const char* const kEqualizeHelp =
     "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
     "                    (.pgm, .pnm or .png); never the input file\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -80,13 +87,23 @@ std::string single_input(const ParsedArgs& p, const std::string& command) {
   return p.operands[0];
 }
 
-// The run options without --format: threshold and equalize print no table.
+// The run options without --format (threshold and equalize print no table),
+// with --max-pixels.
 std::vector<OptionSpec> image_run_specs(std::vector<OptionSpec> extra) {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.erase(std::remove_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.name == "--format"; }),
               specs.end());
+  specs.push_back({"--max-pixels", true});
   specs.insert(specs.end(), extra.begin(), extra.end());
   return specs;
+}
+
+// --max-pixels, or the library's default (LEVELHIST_MAX_PIXELS, else 2^28).
+image::ReadLimits read_limits(const ParsedArgs& p) {
+  image::ReadLimits limits;
+  if (auto v = p.value("--max-pixels"))
+    limits.max_pixels = parse_count("--max-pixels", *v, 1, std::numeric_limits<std::uint64_t>::max());
+  return limits;
 }
 
 std::string describe_shape(const image::Image& img) {
@@ -246,6 +263,7 @@ plot::Chart histogram_chart(const ImageReport& r) {
 int run_image(const std::vector<std::string>& args) {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.push_back({"--plot", true});
+  specs.push_back({"--max-pixels", true});
   ParsedArgs p = parse_args("image", args, specs);
   if (p.help) {
     write_stdout(kImageHelp);
@@ -258,7 +276,8 @@ int run_image(const std::vector<std::string>& args) {
     refuse_overwriting_input(file, *plot_path, "--plot");
   }
   RunOptions run = parse_run_options(p);
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = image::read_image(file, limits);
   StrategyLog log;
   ImageReport report{file, img, channel_names(img.channels), count_channels(img, run.library, log), {}, log.joined()};
   for (const Histogram& h : report.hists) report.stats.push_back(image::stats(h));
@@ -286,7 +305,8 @@ int run_threshold(const std::vector<std::string>& args) {
   RunOptions run = parse_run_options(p);
   std::uint32_t t = 0;
   if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = image::read_image(file, limits);
   require_gray(img, file, "threshold", false);
   if (p.has("--otsu")) {
     StrategyLog log;
@@ -306,7 +326,8 @@ int run_equalize(const std::vector<std::string>& args) {
   const std::string file = single_input(p, "equalize");
   const std::string out = output_path(p, "equalize", file);
   RunOptions run = parse_run_options(p);
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = image::read_image(file, limits);
   require_gray(img, file, "equalize", true);
   image::write_image(out, call_with_fix([&] { return image::equalize(img, run.library); }));
   return 0;

@@ -17,6 +17,22 @@
 // the last block (a ticket) adds them into the caller's sums and clears them.
 // Sums are exact to f64 rounding; their order of addition depends on the
 // hardware (histogram.hpp).
+//
+// Register spills, examined and kept (so the files that instantiate it,
+// gpu_weighted_shared.cu and the lab's gpu_weighted_shared_x4.cu, are built
+// without ptxas's -warn-spills, CMakeLists.txt). With 512 threads and no minimum of
+// blocks, ptxas (CUDA 13.0, sm_80 and sm_90) holds 10 to 13 of the 62 kernel
+// instantiations at 64 or 40 registers, 2 or 3 resident blocks per SM, by
+// spilling 4 to 12 bytes: one to three loop-invariant 32-bit values (halves
+// of the sample and weight base pointers), stored once before the
+// grid-stride loop and reloaded from L1 once per trip, beside the trip's
+// 16-byte sample load, its 16 to 128 bytes of weights and its 4 to 16 shared
+// f64 atomics (read in the SASS). Removing them costs more than they do:
+// __launch_bounds__(512, 1) spills nothing but takes 88 to 128 registers, one
+// block per SM; stepping pointers instead of an index, or the copy count as a
+// template argument, remove some spills but move other instantiations across
+// an occupancy step (40 -> 48 or 64 -> 78 registers), a change that only a
+// device run could justify.
 #pragma once
 #include <cstdint>
 #include <string>

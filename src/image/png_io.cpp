@@ -44,16 +44,10 @@ void on_error(png_structp png, png_const_charp message) {
 }
 void on_warning(png_structp, png_const_charp) {}  // warnings (e.g. a bad gamma chunk) do not stop a read
 
-struct MemoryReader {
-  std::span<const std::uint8_t> file;
-  std::size_t pos = 0;
-};
-
 void read_bytes(png_structp png, png_bytep out, png_size_t n) {
-  auto* r = static_cast<MemoryReader*>(png_get_io_ptr(png));
-  if (n > r->file.size() - r->pos) png_error(png, "the file ends in the middle of the image (truncated)");
-  std::memcpy(out, r->file.data() + r->pos, n);
-  r->pos += n;
+  // A short read: the end of the data, a read error or the budget; decode_png asks the source which.
+  if (static_cast<ByteSource*>(png_get_io_ptr(png))->read(out, n) < n)
+    png_error(png, "the file ends in the middle of the image (truncated)");
 }
 
 void write_bytes(png_structp png, png_bytep data, png_size_t n) {
@@ -89,19 +83,29 @@ struct PngSession {
   PngSession& operator=(const PngSession&) = delete;
 };
 
+// What the chunks before the pixels (text, ICC profiles, EXIF, unknown ones)
+// and after them may take in all: generous for real files, and the end of a
+// pipe that sends chunks forever.
+constexpr std::uint64_t kMetadataBudget = std::uint64_t{64} << 20;
+
 // The decoded shape, filled by run_read before it allocates.
 struct ReadShape {
   std::uint32_t width = 0, height = 0, channels = 0, bit_depth = 0;
+  std::size_t bytes = 0;  // of the decoded pixels
 };
 
-enum class ReadStatus { ok, libpng_error, too_large };
+enum class ReadStatus { ok, libpng_error, too_large, out_of_memory };
 
-// Only trivially destructible locals here (see the file comment); `bytes` and
-// `rows` belong to the caller.
-ReadStatus run_read(PngSession& s, MemoryReader& reader, ReadShape& shape, std::vector<std::uint8_t>& bytes,
-                    std::vector<png_bytep>& rows) {
+// Only trivially destructible locals here (see the file comment); `bytes`
+// belongs to the caller.
+ReadStatus run_read(PngSession& s, ByteSource& source, std::uint64_t max_pixels, ReadShape& shape,
+                    std::vector<std::uint8_t>& bytes) {
   if (setjmp(png_jmpbuf(s.png))) return ReadStatus::libpng_error;
-  png_set_read_fn(s.png, &reader, read_bytes);
+  png_set_read_fn(s.png, &source, read_bytes);
+  // libpng's own check of IHDR, per side (its default is 10^6 x 10^6); decode_png checks the product.
+  const auto side = static_cast<png_uint_32>(max_pixels < PNG_UINT_31_MAX ? max_pixels : PNG_UINT_31_MAX);
+  png_set_user_limits(s.png, side, side);
+  source.set_budget(kMetadataBudget);
   png_read_info(s.png, s.info);
   const int color = png_get_color_type(s.png, s.info);
   const int depth = png_get_bit_depth(s.png, s.info);
@@ -110,19 +114,33 @@ ReadStatus run_read(PngSession& s, MemoryReader& reader, ReadShape& shape, std::
   // A tRNS chunk (transparent palette entries or one transparent color) becomes a real alpha channel.
   if (png_get_valid(s.png, s.info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(s.png);
   if (depth == 16 && std::endian::native == std::endian::little) png_set_swap(s.png);
-  png_set_interlace_handling(s.png);
+  const int passes = png_set_interlace_handling(s.png);
   png_read_update_info(s.png, s.info);
   shape.width = png_get_image_width(s.png, s.info);
   shape.height = png_get_image_height(s.png, s.info);
   shape.channels = png_get_channels(s.png, s.info);
   shape.bit_depth = png_get_bit_depth(s.png, s.info);
-  const std::size_t size = image_bytes(shape.width, shape.height, shape.channels, shape.bit_depth);
-  if (size == 0) return ReadStatus::too_large;
-  bytes.resize(size);
-  rows.resize(shape.height);
-  const std::size_t row_bytes = size / shape.height;
-  for (std::uint32_t y = 0; y < shape.height; ++y) rows[y] = bytes.data() + y * row_bytes;
-  png_read_image(s.png, rows.data());
+  shape.bytes = image_bytes(shape.width, shape.height, shape.channels, shape.bit_depth);
+  if (shape.bytes == 0 || std::uint64_t{shape.width} * shape.height > max_pixels) return ReadStatus::too_large;
+  // The compressed pixels are at most their raw bytes (the decoded ones bound
+  // them, plus a filter byte per row) stored uncompressed in chunks of any
+  // size: twice that, and the metadata after them, is all a real file can hold.
+  const std::uint64_t raw = std::uint64_t{shape.bytes} + shape.height;
+  source.set_budget(saturating_add(source.taken(), saturating_add(saturating_mul(raw, 2), kMetadataBudget)));
+  const std::size_t row_bytes = shape.bytes / shape.height;
+  if (passes > 1) {
+    // Adam7 fills every row in every pass: the whole image from the start.
+    if (!grow_pixels(bytes, shape.bytes, shape.bytes)) return ReadStatus::out_of_memory;
+    for (int pass = 0; pass < passes; ++pass)
+      for (std::uint32_t y = 0; y < shape.height; ++y) png_read_row(s.png, bytes.data() + y * row_bytes, nullptr);
+  } else {
+    // Row by row, the buffer growing as rows decode: a 68-byte file that claims
+    // a large image fails on its missing data before it costs that memory.
+    for (std::uint32_t y = 0; y < shape.height; ++y) {
+      if (!grow_pixels(bytes, (std::size_t{y} + 1) * row_bytes, shape.bytes)) return ReadStatus::out_of_memory;
+      png_read_row(s.png, bytes.data() + y * row_bytes, nullptr);
+    }
+  }
   png_read_end(s.png, nullptr);
   return ReadStatus::ok;
 }
@@ -143,20 +161,40 @@ bool run_write(PngSession& s, const Image& img, std::vector<std::uint8_t>& out, 
 
 }  // namespace
 
-Image decode_png(std::span<const std::uint8_t> file, const std::string& name) {
+Image decode_png(ByteSource& source, const std::string& name, std::uint64_t max_pixels) {
+  // IHDR is the first chunk, at a fixed place: the claim is checked before libpng allocates anything.
+  const std::span<const std::uint8_t> head = source.prefix(24);
+  if (head.size() >= 24 && std::memcmp(head.data() + 12, "IHDR", 4) == 0) {
+    auto big_endian = [&](std::size_t at) {
+      return std::uint32_t{head[at]} << 24 | std::uint32_t{head[at + 1]} << 16 | std::uint32_t{head[at + 2]} << 8 |
+             head[at + 3];
+    };
+    check_pixel_limit(name, "PNG", big_endian(16), big_endian(20), max_pixels);
+  }
   PngSession s(true);
-  MemoryReader reader{file, 0};
   ReadShape shape;
   Image img;
-  std::vector<png_bytep> rows;
-  switch (run_read(s, reader, shape, img.bytes, rows)) {
+  switch (run_read(s, source, max_pixels, shape, img.bytes)) {
     case ReadStatus::ok: break;
     case ReadStatus::libpng_error:
+      if (source.status() == ByteSource::Status::read_error)
+        input_error(name, "cannot read it (" + source.error_text() + ")", "check that it is a readable file");
+      if (source.status() == ByteSource::Status::over_budget)
+        input_error(name,
+                    shape.width == 0 ? "the PNG chunks before the pixels go on past " +
+                                           std::to_string(source.budget()) + " bytes"
+                                     : "the PNG data goes on past " + std::to_string(source.budget()) +
+                                           " bytes, more than a " + std::to_string(shape.width) + " x " +
+                                           std::to_string(shape.height) + " image and its metadata can need",
+                    "the file is damaged or not a real image");
       input_error(name, std::string("not a valid PNG image (libpng: ") + s.error.text + ")",
                   "the file is damaged or incomplete: re-create it");
     case ReadStatus::too_large:
+      check_pixel_limit(name, "PNG", shape.width, shape.height, max_pixels);
       input_error(name, "a PNG image of " + std::to_string(shape.width) + " x " + std::to_string(shape.height) +
                             " pixels is too large for memory", "the file is damaged or not a real image");
+    case ReadStatus::out_of_memory:
+      allocation_error(name, shape.width, shape.height, shape.bytes);
   }
   img.width = shape.width;
   img.height = shape.height;

@@ -5,6 +5,7 @@
 // the samples of plain files. Bytes after the raster are ignored (Netpbm
 // allows several images in one file; we read the first).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "image/image_codecs.hpp"
@@ -30,50 +31,64 @@ const Kind* kind_of(char magic) {
   return nullptr;
 }
 
+// How far the header (magic through the byte after maxval) may go: real
+// headers are a few dozen bytes and a comment or two; this is room for long
+// comments, and the end of a pipe that never stops sending spaces or zeros.
+constexpr std::uint64_t kHeaderBudget = std::uint64_t{1} << 20;
+// How far a plain raster may go: a sample is at most 5 digits and a
+// separator; the rest is room for comments, leading zeros and wide spacing.
+constexpr std::uint64_t kPlainBytesPerSample = 16;
+constexpr std::uint64_t kPlainSlack = std::uint64_t{1} << 20;
+
 // A cursor over the file that knows how to report what is wrong with it.
 class PnmReader {
  public:
-  PnmReader(std::span<const std::uint8_t> file, const std::string& name, const char* label)
-      : file_(file), name_(name), label_(label) {}
+  PnmReader(ByteSource& source, const std::string& name, const char* label)
+      : src_(source), name_(name), label_(label) {}
 
-  std::size_t pos() const { return pos_; }
-  std::size_t remaining() const { return file_.size() - pos_; }
-  const std::uint8_t* here() const { return file_.data() + pos_; }
-  void advance(std::size_t n) { pos_ += n; }
+  ByteSource& source() { return src_; }
 
   // Whitespace and comments; `required`: at least one of them must be there
   // (tokens of the header must be separated).
   void skip_space(const char* before, bool required) {
-    const std::size_t start = pos_;
-    while (pos_ < file_.size()) {
-      if (is_space(file_[pos_])) ++pos_;
-      else if (file_[pos_] == '#') skip_comment();
+    bool skipped = false;
+    while (true) {
+      const int c = src_.peek();
+      if (c >= 0 && is_space(static_cast<std::uint8_t>(c))) src_.skip();
+      else if (c == '#') skip_comment();
       else break;
+      skipped = true;
     }
-    if (required && pos_ == start && pos_ < file_.size())
+    check_stopped();
+    if (required && !skipped && src_.peek() >= 0)
       malformed(std::string("expected whitespace before the ") + before + ", found " + describe_here());
   }
 
   // A comment from '#' through its newline (or the end of the file).
   void skip_comment() {
-    while (pos_ < file_.size() && file_[pos_] != '\n' && file_[pos_] != '\r') ++pos_;
-    if (pos_ < file_.size()) ++pos_;
+    for (int c = src_.peek(); c >= 0; c = src_.peek()) {
+      src_.skip();
+      if (c == '\n' || c == '\r') break;
+    }
+    check_stopped();
   }
 
   // An unsigned decimal number of the header. `field` names it in messages.
   std::uint64_t header_number(const char* field, std::uint64_t max) {
     skip_space(field, true);
-    if (pos_ >= file_.size())
-      input_error(name_, std::string("truncated ") + label_ + " header: the file ends before the " + field,
-                  "the file is incomplete: re-create it");
-    if (!is_digit(file_[pos_]))
+    if (src_.peek() < 0)
+      ran_out(std::string("truncated ") + label_ + " header: the file ends before the " + field);
+    if (!is_digit(static_cast<std::uint8_t>(src_.peek())))
       malformed(std::string("expected the ") + field + " (a decimal number), found " + describe_here());
     std::uint64_t v = 0;
-    while (pos_ < file_.size() && is_digit(file_[pos_])) {
-      v = v * 10 + (file_[pos_++] - '0');
+    for (int c = src_.peek(); c >= 0 && is_digit(static_cast<std::uint8_t>(c)); c = src_.peek()) {
+      src_.skip();
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
       if (v > max) too_large(field, max);
     }
-    if (pos_ < file_.size() && !is_space(file_[pos_]) && file_[pos_] != '#')
+    check_stopped();
+    const int next = src_.peek();
+    if (next >= 0 && !is_space(static_cast<std::uint8_t>(next)) && next != '#')
       malformed(std::string("the ") + field + " is followed by " + describe_here() + ", not whitespace");
     return v;
   }
@@ -81,19 +96,37 @@ class PnmReader {
   // One sample of a plain (P2/P3) raster; sample `index` of `count`.
   std::uint32_t plain_sample(std::uint64_t index, std::uint64_t count, std::uint32_t maxval) {
     skip_space("sample", index > 0);
-    if (pos_ >= file_.size())
-      input_error(name_, std::string("truncated ") + label_ + " pixel data: " + std::to_string(index) + " of " +
-                             std::to_string(count) + " samples",
-                  "the file is incomplete: re-create it");
-    if (!is_digit(file_[pos_]))
+    if (src_.peek() < 0)
+      ran_out(std::string("truncated ") + label_ + " pixel data: " + std::to_string(index) + " of " +
+              std::to_string(count) + " samples");
+    if (!is_digit(static_cast<std::uint8_t>(src_.peek())))
       input_error(name_, "sample " + std::to_string(index) + " is " + describe_here() + ", not a decimal number",
                   "plain " + std::string(label_) + " samples are decimal numbers separated by whitespace");
     std::uint64_t v = 0;
-    while (pos_ < file_.size() && is_digit(file_[pos_])) {
-      v = v * 10 + (file_[pos_++] - '0');
+    for (int c = src_.peek(); c >= 0 && is_digit(static_cast<std::uint8_t>(c)); c = src_.peek()) {
+      src_.skip();
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
       if (v > maxval) above_maxval(index, maxval);
     }
+    check_stopped();
     return static_cast<std::uint32_t>(v);
+  }
+
+  // What the message says when the budget stops the reader: set per part of the file.
+  void set_over_budget_text(std::string text) { over_budget_text_ = std::move(text); }
+
+  // The data stopped where `truncated` was expected to go on: the file ended
+  // (the message `truncated`), could not be read, or went past the budget.
+  [[noreturn]] void ran_out(const std::string& truncated) const {
+    check_stopped();
+    input_error(name_, truncated, "the file is incomplete: re-create it");
+  }
+  // A read error or the budget stop the reader wherever it is.
+  void check_stopped() const {
+    if (src_.status() == ByteSource::Status::read_error)
+      input_error(name_, "cannot read it (" + src_.error_text() + ")", "check that it is a readable file");
+    if (src_.status() == ByteSource::Status::over_budget)
+      input_error(name_, over_budget_text_, "the file is damaged or not a Netpbm image");
   }
 
   [[noreturn]] void malformed(const std::string& what) const {
@@ -112,37 +145,53 @@ class PnmReader {
   const char* label() const { return label_; }
 
  private:
-  std::string describe_here() const {
-    const std::uint8_t c = file_[pos_];
+  // The byte at the cursor; the callers have seen that there is one.
+  std::string describe_here() {
+    const auto c = static_cast<std::uint8_t>(src_.peek());
     if (c >= 0x21 && c <= 0x7e) return std::string("'") + static_cast<char>(c) + "'";
     char buf[16];
     std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
     return buf;
   }
 
-  std::span<const std::uint8_t> file_;
-  std::size_t pos_ = 2;  // after the magic
+  ByteSource& src_;
   const std::string& name_;
   const char* label_;
+  std::string over_budget_text_;
 };
 
-// The caller checked that the file holds the whole raster.
-void read_binary_raster(PnmReader& r, Image& img) {
-  const std::size_t need = img.bytes.size();
-  const std::size_t n = need / img.bytes_per_sample();
-  const std::uint8_t* p = r.here();
+// Reads the binary raster into img.bytes (empty, shape set), `bytes` long:
+// all at once where the data is known to hold it, else growing as it arrives.
+void read_binary_raster(PnmReader& r, Image& img, std::size_t bytes, bool known_to_fit) {
+  ByteSource& src = r.source();
+  std::size_t got = 0;
+  while (got < bytes) {
+    if (!grow_pixels(img.bytes, known_to_fit ? bytes : got + 1, bytes))
+      allocation_error(r.name(), img.width, img.height, bytes);
+    got += src.read(img.bytes.data() + got, img.bytes.size() - got);
+    if (got < img.bytes.size())
+      r.ran_out(std::string("truncated ") + r.label() + " pixel data: " + std::to_string(got) + " of " +
+                std::to_string(bytes) + " bytes");
+  }
   // On disk 16-bit samples are big-endian; in memory host order.
+  const std::size_t n = bytes / img.bytes_per_sample();
+  std::uint8_t* p = img.bytes.data();
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t v = img.bit_depth == 16 ? (std::uint32_t{p[2 * i]} << 8 | p[2 * i + 1]) : p[i];
     if (v > img.maxval) r.above_maxval(i, img.maxval);
     store_sample(img, i, v);
   }
-  r.advance(need);
 }
 
-void read_plain_raster(PnmReader& r, Image& img) {
+void read_plain_raster(PnmReader& r, Image& img, std::size_t bytes, bool known_to_fit) {
   const std::uint64_t n = img.samples();
-  for (std::uint64_t i = 0; i < n; ++i) store_sample(img, i, r.plain_sample(i, n, img.maxval));
+  const std::size_t size = img.bytes_per_sample();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::size_t end = static_cast<std::size_t>(i + 1) * size;
+    if (end > img.bytes.size() && !grow_pixels(img.bytes, known_to_fit ? bytes : end, bytes))
+      allocation_error(r.name(), img.width, img.height, bytes);
+    store_sample(img, i, r.plain_sample(i, n, img.maxval));
+  }
 }
 
 }  // namespace
@@ -152,13 +201,18 @@ bool looks_like_pnm(std::span<const std::uint8_t> file) {
   return file.size() >= 2 && file[0] == 'P' && file[1] >= '1' && file[1] <= '7';
 }
 
-Image decode_pnm(std::span<const std::uint8_t> file, const std::string& name) {
-  const Kind* kind = kind_of(static_cast<char>(file[1]));
+Image decode_pnm(ByteSource& source, const std::string& name, std::uint64_t max_pixels) {
+  std::uint8_t magic[2] = {0, 0};
+  source.read(magic, 2);
+  const Kind* kind = kind_of(static_cast<char>(magic[1]));
   if (!kind)
-    input_error(name, std::string("Netpbm P") + static_cast<char>(file[1]) +
+    input_error(name, std::string("Netpbm P") + static_cast<char>(magic[1]) +
                           " (PBM bitmap or PAM) images are not supported",
                 "convert it to PGM (P2/P5), PPM (P3/P6) or PNG");
-  PnmReader r(file, name, kind->label);
+  PnmReader r(source, name, kind->label);
+  source.set_budget(kHeaderBudget);
+  r.set_over_budget_text(std::string("the ") + kind->label + " header goes on past " +
+                         std::to_string(kHeaderBudget) + " bytes (whitespace, comments or digits without end)");
   const std::uint64_t width = r.header_number("width", 0xffffffffu);
   const std::uint64_t height = r.header_number("height", 0xffffffffu);
   const std::uint64_t maxval = r.header_number("maxval", 65535);
@@ -166,6 +220,7 @@ Image decode_pnm(std::span<const std::uint8_t> file, const std::string& name) {
     input_error(name, "the image is " + std::to_string(width) + " x " + std::to_string(height) + " pixels",
                 "an image needs a width and a height of at least 1");
   if (maxval == 0) input_error(name, "maxval 0 is not allowed", "Netpbm's maxval is 1..65535");
+  check_pixel_limit(name, kind->label, width, height, max_pixels);
   const std::uint32_t depth = maxval > 255 ? 16 : 8;
   const std::size_t bytes = image_bytes(width, height, kind->channels, depth);
   if (bytes == 0)
@@ -173,34 +228,42 @@ Image decode_pnm(std::span<const std::uint8_t> file, const std::string& name) {
                           " pixels is too large for memory", "the file is damaged or not a Netpbm image");
   // Exactly one whitespace byte (or a comment through its newline) ends a binary header.
   if (!kind->plain) {
-    if (r.remaining() == 0)
-      input_error(name, std::string("truncated ") + kind->label + " header: the file ends after the maxval",
-                  "the file is incomplete: re-create it");
-    if (*r.here() == '#') r.skip_comment();
-    else if (is_space(*r.here())) r.advance(1);
+    const int c = source.peek();
+    if (c < 0) r.ran_out(std::string("truncated ") + kind->label + " header: the file ends after the maxval");
+    if (c == '#') r.skip_comment();
+    else if (is_space(static_cast<std::uint8_t>(c))) source.skip();
     else r.malformed("the maxval is not followed by whitespace");
   }
   // Refuse a raster the file cannot hold before allocating it (a damaged header
   // must not ask for gigabytes): binary samples take their exact size, plain
-  // ones at least one byte each.
+  // ones at least one byte each. Where the size is unknown (a pipe), the
+  // raster grows as the data comes.
   const std::uint64_t samples = width * height * kind->channels;
-  if (!kind->plain && r.remaining() < bytes)
-    input_error(name, std::string("truncated ") + kind->label + " pixel data: " + std::to_string(r.remaining()) +
+  const std::optional<std::uint64_t> left = source.remaining();
+  if (!kind->plain && left && *left < bytes)
+    input_error(name, std::string("truncated ") + kind->label + " pixel data: " + std::to_string(*left) +
                           " of " + std::to_string(bytes) + " bytes",
                 "the file is incomplete: re-create it");
-  if (kind->plain && samples > r.remaining())
+  if (kind->plain && left && samples > *left)
     input_error(name, std::string("truncated ") + kind->label + " pixel data: " + std::to_string(samples) +
-                          " samples cannot fit in the " + std::to_string(r.remaining()) + " bytes left",
+                          " samples cannot fit in the " + std::to_string(*left) + " bytes left",
                 "the file is incomplete: re-create it");
+  // The raster takes what the header says and no more: bytes after it are
+  // never read (Netpbm allows more images in one file; we read the first).
+  const std::uint64_t raster_budget =
+      kind->plain ? saturating_add(saturating_mul(samples, kPlainBytesPerSample), kPlainSlack) : bytes;
+  source.set_budget(saturating_add(source.taken(), raster_budget));
+  r.set_over_budget_text(std::string("the plain ") + kind->label + " pixel data goes on past " +
+                         std::to_string(raster_budget) + " bytes, more than its " + std::to_string(samples) +
+                         " samples can need");
   Image img;
   img.width = static_cast<std::uint32_t>(width);
   img.height = static_cast<std::uint32_t>(height);
   img.channels = kind->channels;
   img.bit_depth = depth;
   img.maxval = static_cast<std::uint32_t>(maxval);
-  img.bytes.assign(bytes, 0);
-  if (kind->plain) read_plain_raster(r, img);
-  else read_binary_raster(r, img);
+  if (kind->plain) read_plain_raster(r, img, bytes, left.has_value());
+  else read_binary_raster(r, img, bytes, left.has_value());
   return img;
 }
 
