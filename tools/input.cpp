@@ -185,6 +185,7 @@ void InputSet::validate() {
         off_t off = ::lseek(STDIN_FILENO, 0, SEEK_CUR);
         if (off >= 0) {
           in.sized = true;
+          in.start = static_cast<std::uint64_t>(off);
           in.bytes = st.st_size > off ? static_cast<std::uint64_t>(st.st_size - off) : 0;
         }
       }
@@ -290,7 +291,9 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
   struct stat st {};
   if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    off_t begin = in.is_stdin ? ::lseek(fd.fd, 0, SEEK_CUR) : 0;
+    // A redirected standard input is read from where it stood when levelhist
+    // started, not from where the previous pass left it.
+    off_t begin = !in.is_stdin ? 0 : in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
     if (begin >= 0) {
       std::uint64_t end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, begin));
       scan_mapped(in, fd.fd, static_cast<std::uint64_t>(begin), end, fn, progress);
