@@ -15,6 +15,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "core/temp_files.hpp"
 
 namespace levelhist::cli {
 namespace {
@@ -225,7 +226,11 @@ void InputSet::make_rescannable(Progress* progress) {
       input_error("--range auto reads standard input twice, but no temporary file can be made in " + quote(dir) +
                       ": " + errno_text(errno),
                   "set TMPDIR to a writable directory, or give the data as a file");
+    // Unlinked at once, so nothing can leave it behind; registered for the
+    // instant in between, in case a signal falls there (core/temp_files.hpp).
+    const int ticket = detail::register_temp_file(path.c_str());
     ::unlink(path.c_str());
+    detail::unregister_temp_file(ticket);
     in.spill_fd = fd;
     std::vector<unsigned char> buf(std::min<std::uint64_t>(chunk_bytes_, 64 * kMiB));
     std::uint64_t total = 0;
