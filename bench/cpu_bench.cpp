@@ -528,6 +528,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     }
     const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
+    if (!o.file.empty()) file_size(o.file);  // a bad --file is an error before any progress line
     std::fprintf(stderr, "levelhist bench --cpu: preparing the data files...\n");
     std::optional<ScratchFile> created_random;
     std::string random_path = o.file;
@@ -562,7 +563,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
           {"four sub-tables", four_subtables_threaded(m.data(), m.size(), threads) == expected},
           {"naive", naive == expected}};
       for (const auto& [name, ok] : agree)
-        if (!ok) throw Error(ErrorKind::internal, name + " disagrees with cpu_serial on " + quote(path) + "; please report this bug");
+        if (!ok)
+          throw Error(ErrorKind::internal,
+                      name + " disagrees with cpu_serial on " + quote(path) + "; please report this bug");
       expected_counts.push_back(expected);
     }
 
@@ -632,7 +635,8 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     for (std::size_t f = 0; f < paths.size(); ++f) {
       numpy.push_back(run_numpy(paths[f], std::min(o.runs, 3u)));
       if (numpy.back().available && numpy.back().counts != expected_counts[f])
-        throw Error(ErrorKind::internal, "numpy.bincount disagrees with cpu_serial on " + quote(paths[f]) + "; please report this bug");
+        throw Error(ErrorKind::internal,
+                    "numpy.bincount disagrees with cpu_serial on " + quote(paths[f]) + "; please report this bug");
     }
     Method numpy_row{Kind::numpy, "numpy.bincount", 1, false};
     for (const NumpyResult& r : numpy) {
@@ -672,18 +676,20 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     auto finish = [&]() {
       out.flush();
       if (!out) {
-        print_error(std::string("cannot write the output: ") + errno_text(), "check where standard output goes (a full disk?)");
+        print_error(std::string("cannot write the output: ") + errno_text(),
+                    "check where standard output goes (a full disk?)");
         return 1;
       }
       if (pass) return 0;
       std::string why;
       if (!baseline_pass) why = "levelhist is below 1.5x four sub-tables";
       if (!numpy_pass)
-        why += (why.empty() ? "" : " and ") +
-               (vs_numpy ? std::string("below 20x numpy.bincount") : "numpy.bincount was not timed (" + numpy_row.note + ")");
-      print_error("bench --cpu: the verdict is FAIL: " + why,
-                  vs_numpy || !baseline_pass ? "see the table; time on an idle machine, or with a larger --size and more --runs"
-                                             : "install numpy for /usr/bin/python3 (Debian: python3-numpy)");
+        why += (why.empty() ? "" : " and ") + (vs_numpy ? std::string("below 20x numpy.bincount")
+                                                        : "numpy.bincount was not timed (" + numpy_row.note + ")");
+      const std::string fix = vs_numpy || !baseline_pass
+                                  ? "see the table; time on an idle machine, or with a larger --size and more --runs"
+                                  : "install numpy for /usr/bin/python3 (Debian: python3-numpy)";
+      print_error("bench --cpu: the verdict is FAIL: " + why, fix);
       return 1;
     };
     if (o.format == "json") {

@@ -129,7 +129,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           o.sections.push_back(name);
       for (const std::string& w : wanted)
         if (w != "all" && std::find(kSectionNames.begin(), kSectionNames.end(), w) == kSectionNames.end())
-          usage_error("unknown section " + quote(w), "the sections are sizes, distinct, images, latency, auto, headline and all");
+          usage_error("unknown section " + quote(w),
+                      "the sections are sizes, distinct, images, latency, auto, headline and all");
     } else if (arg == "--strategies" || arg == "--strategy") {
       o.strategies = split_list(next_value());
       if (o.strategies.empty()) usage_error("--strategies needs a list of names", "see 'levelhist list'");

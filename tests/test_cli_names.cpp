@@ -15,7 +15,9 @@ const std::string kAwkwardQuoted = "we\\'i\\tr\\nd\\xff";
 class CliNames : public CliTest {
  protected:
   // 'DIR/<awkward><suffix>' as messages must show it.
-  std::string quoted(const std::string& suffix) const { return std::string("'") + dir_.string() + "/" + kAwkwardQuoted + suffix + "'"; }
+  std::string quoted(const std::string& suffix) const {
+    return std::string("'") + dir_.string() + "/" + kAwkwardQuoted + suffix + "'";
+  }
   std::string awkward(const std::string& suffix) const { return path(kAwkward + suffix); }
 };
 
@@ -46,6 +48,7 @@ TEST_F(CliNames, EveryCommandQuotesAMissingInputTheSameWay) {
       {"image", awkward(".u8")},
       {"threshold", awkward(".u8"), "-o", out, "--value", "3"},
       {"equalize", awkward(".u8"), "-o", out},
+      {"bench", "--cpu", "--file", awkward(".u8"), "--dir", dir_.string()},
   };
   for (const auto& args : cases) {
     const Result r = fails(1, args);

@@ -29,7 +29,8 @@ std::string read_all(const std::string& path) {
 }
 
 std::string sorted(std::string bytes) {
-  std::sort(bytes.begin(), bytes.end(), [](char a, char b) { return static_cast<unsigned char>(a) < static_cast<unsigned char>(b); });
+  std::sort(bytes.begin(), bytes.end(),
+            [](char a, char b) { return static_cast<unsigned char>(a) < static_cast<unsigned char>(b); });
   return bytes;
 }
 

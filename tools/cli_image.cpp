@@ -170,8 +170,9 @@ std::string render_table(const ImageReport& r) {
   const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
   const std::uint64_t group = (values + kTableBars - 1) / kTableBars;
   const int width = terminal_width();
-  std::string out = display_name(r.file) + ": " + std::to_string(r.img.width) + " x " + std::to_string(r.img.height) + ", " +
-                    describe_shape(r.img) + ", maxval " + std::to_string(r.img.maxval) + "\n";
+  std::string out = display_name(r.file) + ": " + std::to_string(r.img.width) + " x " +
+                    std::to_string(r.img.height) + ", " + describe_shape(r.img) + ", maxval " +
+                    std::to_string(r.img.maxval) + "\n";
   for (std::size_t c = 0; c < r.hists.size(); ++c) {
     out += "\n==> " + r.names[c] + " <==\n";
     out += render_summary(stat_lines(r.stats[c]));

@@ -48,7 +48,8 @@ std::string fix_for(int err) {
     case EISDIR: return "name a file, not a directory";
     case ELOOP: return "the symbolic links form a loop: fix them or name another file";
     case ENAMETOOLONG: return "use a shorter name";
-    case ENXIO: return "a socket, or a FIFO nobody reads, cannot be written as a file: name a file, a device or a FIFO with a reader";
+    case ENXIO:
+      return "a socket, or a FIFO nobody reads, cannot be written as a file: name a file, a device or a FIFO with a reader";
     case EPIPE: return "keep the reader of the FIFO or pipe open until the output is written";
     default: return "check the path, the device and the file system";
   }
@@ -143,7 +144,8 @@ StagedOutput::StagedOutput(const std::string& path, std::span<const std::uint8_t
 
 StagedOutput::StagedOutput(const std::string& path, const OutputTarget& target, std::span<const std::uint8_t> bytes)
     : path_(path), target_(target.path) {
-  const std::string it = target.kind == OutputTarget::Kind::descriptor || target.path == path ? "it" : "the file it links to";
+  const bool followed = target.kind != OutputTarget::Kind::descriptor && target.path != path;
+  const std::string it = followed ? "the file it links to" : "it";
   if (target.kind == OutputTarget::Kind::descriptor) {
     if (const int err = write_all(target.fd, bytes)) write_error(path, "write " + it, err);
     return;
