@@ -43,7 +43,9 @@
 #include <thread>
 #include <vector>
 
+#include "../tools/args.hpp"
 #include "bench.hpp"
+#include "options.hpp"
 #include "cpu/cpu_parallel_bytes.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
 #include "levelhist/levelhist.hpp"
@@ -56,6 +58,7 @@ using Counts = std::array<std::uint64_t, 256>;
 constexpr double kBaselineTarget = 1.5;  // levelhist / four sub-tables, on random and on zero bytes
 constexpr double kNumpyTarget = 20.0;    // levelhist / numpy.bincount
 constexpr const char* kPython = "/usr/bin/python3";
+constexpr std::uint64_t kMaxThreads = 1024;  // as for every command's --threads
 
 const char* const kHelp = R"(usage: levelhist bench --cpu [options]
 
@@ -79,11 +82,13 @@ bytes in memory, 1 MiB (in L2; best of 200) and min(--size, 256 MiB) (best of
 chain of dependent additions (one per cycle); GB/s needs no estimate.
 
 options:
-  --size BYTES     size of the files it creates (default 1G; K, M, G suffixes)
-  --threads N      threads for levelhist, the baseline and the stream (default 0 = all cores)
+  --size BYTES     size of the files it creates, at least 1 (default 1G; K, M, G suffixes)
+  --threads N      threads for levelhist, the baseline and the stream, 1 to 1024
+                   (default 0 = all cores)
   --file PATH      use PATH instead of creating the random file (it is not deleted)
   --dir DIR        where to create the files (default $TMPDIR or /tmp); deleted at the end
-  --runs N         timed runs per method, median reported (default 7; numpy at most 3)
+  --runs N         timed runs per method, 1 to 1000, median reported (default 7; numpy
+                   at most 3)
   --format F       table (default), csv or json
   --page-cache S   how the created files sit in the page cache: read (default): written,
                    dropped and read back, as a file read from storage is cached (large
@@ -91,6 +96,9 @@ options:
                    (on ext4, small folios: page faults cost several times more)
   --counters       only the byte counters alone (no files, no numpy)
   -h, --help       this text
+
+Exit status: 0 when the verdict is PASS, 1 when it is FAIL (the reason on
+stderr) or the run failed, 2 for bad usage.
 )";
 
 struct CpuBenchOptions {
@@ -105,48 +113,59 @@ struct CpuBenchOptions {
   bool help = false;
 };
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::usage, message); }
+using cli::quote;
+using cli::usage_error;
 
-std::uint64_t parse_unsigned(const std::string& option, const std::string& text, bool allow_suffix) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || stop == text.data()) usage(option + " needs a number, not '" + text + "'");
-  if (allow_suffix && stop + 1 == end) {
-    const unsigned shift = *stop == 'K' ? 10 : *stop == 'M' ? 20 : *stop == 'G' ? 30 : 0;
-    if (shift == 0 || value > (~std::uint64_t{0} >> shift)) usage(option + ": cannot read '" + text + "'");
-    return value << shift;
+// --size: a whole number of bytes (u8 samples: every size is a whole number of
+// them), with an optional K, M or G suffix, at least 1.
+std::uint64_t parse_size(const std::string& text) {
+  const char suffix = text.empty() ? '\0' : text.back();
+  const unsigned shift = suffix == 'K' ? 10 : suffix == 'M' ? 20 : suffix == 'G' ? 30 : 0;
+  const std::string digits = shift ? text.substr(0, text.size() - 1) : text;
+  const std::uint64_t max = ~std::uint64_t{0} >> shift;
+  try {
+    return cli::parse_count("--size", digits, 1, max) << shift;
+  } catch (const Error&) {
+    cli::input_error("--size " + quote(text) + " is not a size in bytes of at least 1",
+                     "give a whole number of bytes, optionally with K, M or G, e.g. --size 256M");
   }
-  if (stop != end) usage(option + " needs a number, not '" + text + "'");
-  return value;
 }
 
 CpuBenchOptions parse_options(const std::vector<std::string>& args) {
   CpuBenchOptions o;
+  const std::string help_fix = "see 'levelhist bench --cpu --help'";
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) usage(a + " needs a value");
+    std::string a = args[i], inline_value;
+    bool has_inline_value = false;
+    if (const std::size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_inline_value = true;
+    }
+    auto value = [&]() -> std::string {
+      if (has_inline_value) return inline_value;
+      if (i + 1 >= args.size()) usage_error(a + " needs a value", help_fix);
       return args[++i];
     };
     if (a == "--cpu") continue;
     if (a == "-h" || a == "--help") o.help = true;
     else if (a == "--counters") o.counters_only = true;
-    else if (a == "--size") o.size = parse_unsigned(a, value(), true);
-    else if (a == "--threads") o.threads = static_cast<unsigned>(std::min<std::uint64_t>(parse_unsigned(a, value(), false), 1024));
+    else if (a == "--size") o.size = parse_size(value());
+    else if (a == "--threads") o.threads = static_cast<unsigned>(cli::parse_count(a, value(), 0, kMaxThreads));
     else if (a == "--file") o.file = value();
     else if (a == "--dir") o.dir = value();
-    else if (a == "--runs") o.runs = static_cast<unsigned>(std::clamp<std::uint64_t>(parse_unsigned(a, value(), false), 1, 1000));
+    else if (a == "--runs") o.runs = static_cast<unsigned>(cli::parse_count(a, value(), 1, kMaxReps));
     else if (a == "--format") o.format = value();
     else if (a == "--page-cache") {
-      const std::string& state = value();
-      if (state != "read" && state != "written") usage("--page-cache takes read or written");
+      const std::string state = value();
+      if (state != "read" && state != "written")
+        usage_error("unknown --page-cache state " + quote(state), "use --page-cache read or written");
       o.drop_written_pages = state == "read";
     }
-    else usage("unknown option '" + a + "' (levelhist bench --cpu --help lists them)");
+    else usage_error("unknown option " + quote(args[i]) + " for 'bench --cpu'", help_fix);
   }
-  if (o.format != "table" && o.format != "csv" && o.format != "json") usage("--format takes table, csv or json");
-  if (o.size == 0) usage("--size must be at least 1 byte");
+  if (o.format != "table" && o.format != "csv" && o.format != "json")
+    usage_error("unknown format " + quote(o.format), "use --format table, csv or json");
   if (o.dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     o.dir = tmp && *tmp ? tmp : "/tmp";
@@ -165,7 +184,8 @@ class ScratchFile {
   ScratchFile(const std::string& dir, const std::string& kind, std::uint64_t size, bool random, bool drop_pages) {
     path_ = dir + "/levelhist-cpu-bench-" + kind + "-" + std::to_string(::getpid()) + ".bin";
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw Error(ErrorKind::input, "cannot create " + path_ + ": " + errno_text());
+    if (fd < 0)
+      cli::input_error("cannot create " + quote(path_) + ": " + errno_text(), "give --dir a writable directory");
     std::vector<std::uint64_t> block(1 << 17);  // 1 MiB
     std::uint64_t state = 0x9E3779B97F4A7C15ull;
     for (std::uint64_t done = 0; done < size;) {
@@ -185,7 +205,8 @@ class ScratchFile {
           const std::string why = errno_text();
           ::close(fd);
           ::unlink(path_.c_str());
-          throw Error(ErrorKind::input, "cannot write " + path_ + ": " + why);
+          cli::input_error("cannot write " + quote(path_) + ": " + why,
+                           "give --dir a directory with room for two files of --size bytes, or a smaller --size");
         }
         written += static_cast<std::size_t>(w);
       }
@@ -210,16 +231,16 @@ class ScratchFile {
 
 std::uint64_t file_size(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error(ErrorKind::input, "cannot read " + path + ": " + errno_text());
+  if (::stat(path.c_str(), &st) != 0) cli::input_error("cannot read " + quote(path) + ": " + errno_text(), "check the file name");
   if (!S_ISREG(st.st_mode) || st.st_size == 0)
-    throw Error(ErrorKind::input, path + " is not a regular file with data in it");
+    cli::input_error(quote(path) + " is not a regular file with data in it", "give --file a file of bytes to count");
   return static_cast<std::uint64_t>(st.st_size);
 }
 
 // Reads the whole file once, so that every timed run finds it in the page cache.
 void read_into_page_cache(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ErrorKind::input, "cannot open " + path + ": " + errno_text());
+  if (fd < 0) cli::input_error("cannot open " + quote(path) + ": " + errno_text(), "check the file and its permissions");
   std::vector<char> buffer(1 << 20);
   while (true) {
     const ssize_t r = ::read(fd, buffer.data(), buffer.size());
@@ -234,7 +255,7 @@ class Mapping {
  public:
   explicit Mapping(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(ErrorKind::input, "cannot open " + path + ": " + errno_text());
+    if (fd_ < 0) cli::input_error("cannot open " + quote(path) + ": " + errno_text(), "check the file and its permissions");
     struct stat st {};
     ::fstat(fd_, &st);
     size_ = static_cast<std::uint64_t>(st.st_size);
@@ -242,7 +263,7 @@ class Mapping {
     if (m == MAP_FAILED) {
       const std::string why = errno_text();
       ::close(fd_);
-      throw Error(ErrorKind::input, "cannot map " + path + ": " + why);
+      cli::input_error("cannot map " + quote(path) + ": " + why, "give a file on a file system that can be mapped");
     }
     ::madvise(m, size_, MADV_SEQUENTIAL);
     data_ = static_cast<const unsigned char*>(m);
@@ -763,6 +784,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     if (o.counters_only) return counters_only(o);
     const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
+    if (!o.file.empty()) file_size(o.file);  // a bad --file is an error before any progress line
     std::fprintf(stderr, "levelhist bench --cpu: preparing the data files...\n");
     std::optional<ScratchFile> created_random;
     std::string random_path = o.file;
@@ -797,7 +819,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
           {"four sub-tables", four_subtables_threaded(m.data(), m.size(), threads) == expected},
           {"naive", naive == expected}};
       for (const auto& [name, ok] : agree)
-        if (!ok) throw Error(ErrorKind::internal, name + " disagrees with cpu_serial on " + path);
+        if (!ok)
+          throw Error(ErrorKind::internal,
+                      name + " disagrees with cpu_serial on " + quote(path) + "; please report this bug");
       expected_counts.push_back(expected);
     }
 
@@ -867,7 +891,8 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     for (std::size_t f = 0; f < paths.size(); ++f) {
       numpy.push_back(run_numpy(paths[f], std::min(o.runs, 3u)));
       if (numpy.back().available && numpy.back().counts != expected_counts[f])
-        throw Error(ErrorKind::internal, "numpy.bincount disagrees with cpu_serial on " + paths[f]);
+        throw Error(ErrorKind::internal,
+                    "numpy.bincount disagrees with cpu_serial on " + quote(paths[f]) + "; please report this bug");
     }
     Method numpy_row{Kind::numpy, "numpy.bincount", 1, false};
     for (const NumpyResult& r : numpy) {
@@ -901,6 +926,29 @@ int cpu_bench_main(const std::vector<std::string>& args) {
 
     const std::string machine = machine_line(cpu_parallel_detail::active_byte_counter().name);
     std::ostream& out = std::cout;
+    // A failed acceptance verdict fails the run (exit 1), its reason on stderr
+    // in the one-line form of every error; so does a standard output that
+    // could not be written.
+    const bool pass = baseline_pass && numpy_pass;
+    auto finish = [&]() {
+      out.flush();
+      if (!out) {
+        print_error(std::string("cannot write the output: ") + errno_text(),
+                    "check where standard output goes (a full disk?)");
+        return 1;
+      }
+      if (pass) return 0;
+      std::string why;
+      if (!baseline_pass) why = "levelhist is below 1.5x four sub-tables";
+      if (!numpy_pass)
+        why += (why.empty() ? "" : " and ") + (vs_numpy ? std::string("below 20x numpy.bincount")
+                                                        : "numpy.bincount was not timed (" + numpy_row.note + ")");
+      const std::string fix = vs_numpy || !baseline_pass
+                                  ? "see the table; time on an idle machine, or with a larger --size and more --runs"
+                                  : "install numpy for /usr/bin/python3 (Debian: python3-numpy)";
+      print_error("bench --cpu: the verdict is FAIL: " + why, fix);
+      return 1;
+    };
     if (o.format == "json") {
       out << "{\n  \"machine\": " << json_string(machine) << ",\n  \"page_cache\": " << json_string(page_cache)
           << ",\n  \"bytes\": " << bytes << ",\n  \"runs\": " << o.runs
@@ -915,9 +963,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
               << (f ? "zeros" : "random") << "\": " << fixed(m.gbps[f] / baseline_of(m).gbps[f], 3);
         out << "}" << (i + 1 < methods.size() ? "," : "") << "\n";
       }
-      out << "  ],\n  \"pass\": " << (baseline_pass && numpy_pass ? "true" : "false") << ",\n  \"verdict\": "
-          << json_string(verdict) << ",\n  \"byte_counters\": " << counter_json(counter_report, "  ") << "\n}\n";
-      return 0;
+      out << "  ],\n  \"pass\": " << (pass ? "true" : "false") << ",\n  \"verdict\": " << json_string(verdict)
+          << ",\n  \"byte_counters\": " << counter_json(counter_report, "  ") << "\n}\n";
+      return finish();
     }
     if (o.format == "csv") {
       out << "method,threads,end_to_end,gbps_" << labels[0] << ",gbps_zeros,ratio_" << labels[0] << ",ratio_zeros\n";
@@ -931,7 +979,7 @@ int cpu_bench_main(const std::vector<std::string>& args) {
       }
       out << "# " << verdict << "\n#\n# byte counters alone, one thread\n";
       print_counter_csv(out, counter_report);
-      return 0;
+      return finish();
     }
     out << "levelhist bench --cpu: " << machine << "\n"
         << "page cache: " << page_cache << "\n"
@@ -954,13 +1002,9 @@ int cpu_bench_main(const std::vector<std::string>& args) {
     }
     out << "\n" << verdict << "\n\n";
     print_counter_table(out, counter_report);
-    return 0;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "levelhist bench --cpu: %s\n", e.what());
-    return e.kind() == ErrorKind::usage ? 2 : 1;
+    return finish();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "levelhist bench --cpu: %s\n", e.what());
-    return 1;
+    return report_error(e, "levelhist bench --cpu --help");
   }
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 
+#include "bench.hpp"
 #include "gpu_sections.hpp"
 #include "levelhist/error.hpp"
 #include "reference.hpp"
@@ -217,12 +218,12 @@ int run_gpu_benchmark(const BenchOptions& o) {
       std::fprintf(stderr, "levelhist bench: wrote %s\n", path.c_str());
 
   if (!fatal.empty()) {
-    std::fprintf(stderr, "levelhist bench: %s\n", fatal.c_str());
+    print_error("bench: " + fatal, "the results so far are above; check the GPU (nvidia-smi) and run again");
     return 1;
   }
   if (bench.any_failure()) {
-    std::fprintf(stderr, "levelhist bench: %zu strategy runs FAILED (see the FAILED list above)\n",
-                 results.failures.size());
+    print_error("bench: " + std::to_string(results.failures.size()) + " strategy runs FAILED",
+                "see the FAILED list above: those strategies' results differ from the CPU's");
     return 1;
   }
   return 0;

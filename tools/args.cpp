@@ -21,20 +21,43 @@ void input_error(const std::string& what, const std::string& fix) {
 
 std::string quote(std::string_view text) {
   std::string out = "'";
-  for (unsigned char c : text) {
+  auto escape_byte = [&out](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const std::size_t len = utf8_sequence_length(text, i);
+      const bool c1_control = len == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+      if (len > 0 && !c1_control) {
+        out.append(text.substr(i, len));
+        i += len;
+      } else {
+        const std::size_t bytes = len > 0 ? len : 1;
+        for (std::size_t k = 0; k < bytes; ++k) escape_byte(static_cast<unsigned char>(text[i + k]));
+        i += bytes;
+      }
+      continue;
+    }
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
     else if (c == '\\') out += "\\\\";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
+    else if (c == '\'') out += "\\'";
+    else if (c < 0x20 || c == 0x7f) escape_byte(c);
+    else out += static_cast<char>(c);
+    ++i;
   }
   out += "'";
   return out;
+}
+
+std::string display_name(std::string_view text) {
+  std::string quoted = quote(text);
+  if (quoted.size() == text.size() + 2) return std::string(text);  // nothing escaped
+  return quoted;
 }
 
 bool ParsedArgs::has(std::string_view name) const {

@@ -1,4 +1,7 @@
-// What the counting commands share: run options, strategy resolution, errors.
+// What the counting commands share: run options, strategy resolution, errors, outputs.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -78,10 +81,64 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
 }
 
+[[noreturn]] void rethrow_naming(const Error& e, const std::string& name) {
+  std::string msg = e.what();
+  if (msg.rfind(name + ": ", 0) == 0) msg = quote(name) + msg.substr(name.size());
+  rethrow_with_fix(Error(e.kind(), msg));
+}
+
 void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {
-  if (input != "-" && same_file(input, output))
+  if (output == "-") return;
+  struct stat out {};
+  const bool exists = ::stat(output.c_str(), &out) == 0;
+  // Written in place, not replaced: no input's data is lost (sort /dev/null -o /dev/null).
+  if (exists && !S_ISREG(out.st_mode) && !S_ISDIR(out.st_mode)) return;
+  if (input == "-") {
+    struct stat in {};
+    if (exists && ::fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+      usage_error(option + " " + quote(output) + " is the file standard input is redirected from, which levelhist "
+                  "never overwrites",
+                  "name another output file");
+    return;
+  }
+  if (same_file(input, output))
     usage_error(option + " " + quote(output) + " is the input file, which levelhist never overwrites",
                 "name another output file");
+}
+
+detail::StagedOutput stage_output(const std::string& path, std::span<const std::uint8_t> bytes,
+                                  const std::string& option, bool command_prints) {
+  const detail::OutputTarget target = path == "-" ? detail::OutputTarget{detail::OutputTarget::Kind::descriptor, "", 1}
+                                                  : call_naming(path, [&] { return detail::resolve_output(path); });
+  if (target.kind == detail::OutputTarget::Kind::descriptor && target.fd == STDOUT_FILENO) {
+    if (command_prints)
+      usage_error(option + " " + quote(path) + " is standard output, where the command prints its report",
+                  "name a file for " + option);
+    // Through write_stdout: a reader that goes away ends levelhist quietly, as for every report.
+    write_stdout(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    return {};
+  }
+  return call_naming(path, [&] { return detail::StagedOutput(path, target, bytes); });
+}
+
+void commit_output(detail::StagedOutput& staged) {
+  call_naming(staged.path(), [&] { staged.commit(); });
+}
+
+void write_stdout_then_commit(std::string_view report, detail::StagedOutput& staged) {
+  try {
+    write_stdout(report);
+  } catch (const BrokenPipe&) {
+    commit_output(staged);
+    throw;
+  }
+  commit_output(staged);
+}
+
+void write_output(const std::string& path, std::span<const std::uint8_t> bytes, const std::string& option) {
+  detail::StagedOutput staged = stage_output(path, bytes, option, false);
+  commit_output(staged);
 }
 
 std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input) {

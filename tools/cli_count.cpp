@@ -323,7 +323,7 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
     if (!per_file_mode) return table_of(all, edges, width);
     for (std::size_t f = 0; f < per_file.size(); ++f) {
       if (f) out += '\n';
-      out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : inputs[f].arg) + " <==\n";
+      out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : display_name(inputs[f].arg)) + " <==\n";
       out += table_of(per_file[f], edges, width);
     }
     return out;
@@ -461,7 +461,7 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
 
 // ---- --plot ---------------------------------------------------------------------
 
-std::string input_name(const Input& in) { return in.is_stdin ? std::string("standard input") : in.arg; }
+std::string input_name(const Input& in) { return in.is_stdin ? std::string("standard input") : display_name(in.arg); }
 
 // The plot's title: the input's name, or the first names and how many more.
 std::string inputs_title(const InputSet& inputs) {
@@ -612,7 +612,11 @@ int run_count(const std::vector<std::string>& args) {
     usage_error("--weights cannot read standard input", "give the weights in a file");
   RunOptions run = parse_run_options(p);
   const std::optional<std::string> plot_path = p.value(kPlotOption);
-  if (plot_path) check_plot_path(*plot_path);
+  if (plot_path) {
+    check_plot_path(*plot_path);
+    for (const std::string& input : input_operands(p)) refuse_overwriting_input(input, *plot_path, kPlotOption);
+    if (weighted) refuse_overwriting_input(*p.value("--weights"), *plot_path, kPlotOption);
+  }
   // ... then values (exit 1).
   BinArgs bin_args;
   bin_args.numpy = p.has("--numpy");
@@ -686,6 +690,7 @@ int run_count(const std::vector<std::string>& args) {
         fill(channel_hists, levelhist::Input::array(d, n * channels));
       }, &progress);
     progress.finish();
+    detail::StagedOutput plot;
     if (plot_path) {
       std::vector<HistogramSeries> series;
       for (unsigned c = 0, h = 0; c < channels; ++c)
@@ -693,9 +698,10 @@ int run_count(const std::vector<std::string>& args) {
           ChannelStyle style = channel_style(c, channels);
           series.push_back({style.label, &channel_hists[h++], style.color});
         }
-      write_plot_checked(*plot_path, histogram_chart(series, inputs_title(inputs)));
+      plot = stage_plot(*plot_path, histogram_chart(series, inputs_title(inputs)));
     }
-    write_stdout(render_channels(run.format, type, channels, active, channel_hists, inputs, strategy));
+    write_stdout_then_commit(render_channels(run.format, type, channels, active, channel_hists, inputs, strategy),
+                             plot);
     return 0;
   }
   if (weighted) {
@@ -709,12 +715,14 @@ int run_count(const std::vector<std::string>& args) {
       }, &progress);
     progress.finish();
     if (used != weight_count) weights_mismatch(used);
+    detail::StagedOutput plot;
     if (plot_path) {
       BarSeries bars{"", {}, ""};
       for (std::uint64_t i = 0; i < binning->bins(); ++i) bars.values.push_back(sums.sum(i));
-      write_plot_checked(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
+      plot = stage_plot(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
     }
-    write_stdout(render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, strategy));
+    write_stdout_then_commit(
+        render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, strategy), plot);
     return 0;
   }
 
@@ -728,14 +736,16 @@ int run_count(const std::vector<std::string>& args) {
   }
   progress.finish();
   // The plot is written before standard output, so that a plot that cannot be
-  // written fails the run with nothing printed, as every other failure does.
+  // written fails the run with nothing printed, as every other failure does;
+  // a replaced plot file appears only once standard output was written.
+  detail::StagedOutput plot;
   if (plot_path) {
     std::vector<HistogramSeries> series;
     for (std::size_t f = 0; f < per_file.size(); ++f) series.push_back({input_name(inputs[f]), &per_file[f], ""});
-    write_plot_checked(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
-                                                 : histogram_chart(all, inputs_title(inputs)));
+    plot = stage_plot(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
+                                                : histogram_chart(all, inputs_title(inputs)));
   }
-  write_stdout(render(run.format, type, all, per_file, inputs, per_file_mode, strategy));
+  write_stdout_then_commit(render(run.format, type, all, per_file, inputs, per_file_mode, strategy), plot);
   return 0;
 }
 

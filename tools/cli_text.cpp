@@ -91,7 +91,7 @@ int run_text(const std::vector<std::string>& args) {
     } else {
       for (std::size_t f = 0; f < per_file.size(); ++f) {
         if (f) out += '\n';
-        out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : inputs[f].arg) + " <==\n";
+        out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : display_name(inputs[f].arg)) + " <==\n";
         out += table_of(per_file[f], width);
       }
     }

@@ -54,11 +54,25 @@ const char* const kBenchHelp =
 // What the errors for an unknown command suggest.
 const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize, sort and bench";
 
-// One line: a message must never break the one-line rule.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
+// One line: a message must never break the one-line rule. Names in messages
+// are already quote()d; this catches text from elsewhere (a system or libpng
+// message) and escapes its control characters the way quote() does.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 void print_error(const std::string& message) {

@@ -84,6 +84,9 @@ Image decode_image(std::span<const std::uint8_t> file, const std::string& name =
 // or PNG (8/16 bit, every channel count). PNM has no alpha: gray+alpha and
 // RGBA images throw Error(usage) suggesting PNG. The format follows the
 // extension (.pgm .ppm .pnm -> PNM, .png -> PNG; anything else: Error(usage)).
+// The file is written whole or not at all: a temporary file renamed over
+// `path` (a link followed to its target, which is replaced; a device or FIFO
+// written in place); Error(input) names the path and the cause otherwise.
 void write_image(const std::string& path, const Image& img);
 void write_image(const std::string& path, const Image& img, FileFormat format);
 std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format);

@@ -1,8 +1,9 @@
 // SVG output for plot.hpp: a laid-out scene (plot_scene.hpp) written as
 // hand-written markup, no dependencies.
 #include <cstdio>
-#include <fstream>
+#include <span>
 
+#include "image/file_io.hpp"
 #include "levelhist/error.hpp"
 #include "plot_scene.hpp"
 
@@ -139,10 +140,8 @@ std::string render_svg(const Chart& chart, double width, double height) {
 std::string render_svg(const Figure& figure) { return to_svg(scene::layout(figure)); }
 
 void write_svg_file(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary);
-  out << svg;
-  out.flush();
-  if (!out) throw Error(ErrorKind::input, "cannot write " + path);
+  // The one writer of every output: a full disk or a signal never leaves half a plot.
+  detail::write_file_atomically(path, std::span(reinterpret_cast<const std::uint8_t*>(svg.data()), svg.size()));
 }
 
 }  // namespace levelhist::plot
