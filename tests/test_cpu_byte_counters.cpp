@@ -34,6 +34,11 @@
 #include "cpu/cpu_parallel_bytes.hpp"
 #include "test_support.hpp"
 
+// GoogleTest prints a counter by its name (found by argument-dependent lookup).
+namespace levelhist::cpu_parallel_detail {
+inline void PrintTo(const ByteCounterChoice& c, std::ostream* os) { *os << c.name; }
+}  // namespace levelhist::cpu_parallel_detail
+
 namespace {
 
 using levelhist::cpu_parallel_detail::ByteCounterChoice;

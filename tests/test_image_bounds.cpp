@@ -373,11 +373,11 @@ class ImageBoundsCli : public CliTest {};
 
 TEST_F(ImageBoundsCli, DevicesEndQuicklyWithOneErrorLine) {
   cli_test::Result r = fails(1, {"image", "/dev/zero"});
-  EXPECT_NE(r.err.find("/dev/zero: not a PGM, PPM or PNG image (unknown magic bytes: 00 00"), std::string::npos)
+  EXPECT_NE(r.err.find("'/dev/zero': not a PGM, PPM or PNG image (unknown magic bytes: 00 00"), std::string::npos)
       << r.err;
   EXPECT_LT(r.seconds, 5.0);
   r = fails(1, {"image", "/dev/urandom"});
-  EXPECT_NE(r.err.find("/dev/urandom: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'/dev/urandom': "), std::string::npos) << r.err;
   EXPECT_LT(r.seconds, 5.0);
 }
 
@@ -398,7 +398,7 @@ TEST_F(ImageBoundsCli, AFifoFedForeverEnds) {
 
 TEST_F(ImageBoundsCli, MaxPixelsAndTheEnvironmentSetTheLimit) {
   const std::string pgm = file("g.pgm", pnm_file(pattern(17, 2, 1, 8, 255), false));
-  const std::string want = claim_message(pgm, "PGM", 17, 2, 33);
+  const std::string want = claim_message("'" + pgm + "'", "PGM", 17, 2, 33);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"image", "--max-pixels", "33", pgm},
         {"threshold", pgm, "-o", path("t.pgm"), "--value", "9", "--max-pixels=33"},
@@ -428,7 +428,7 @@ TEST_F(ImageBoundsCli, ALyingPngHeaderIsRefusedQuickly) {
   REQUIRE_PNG();
   const std::string png = file("claim.png", claiming(tiny_png(), 100000, 100000));
   const cli_test::Result r = fails(1, {"image", png});
-  EXPECT_EQ(r.err, "levelhist: " + claim_message(png, "PNG", 100000, 100000, kDefaultMaxPixels) + "\n");
+  EXPECT_EQ(r.err, "levelhist: " + claim_message("'" + png + "'", "PNG", 100000, 100000, kDefaultMaxPixels) + "\n");
   EXPECT_LT(r.seconds, 5.0);
 }
 
