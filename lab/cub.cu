@@ -79,6 +79,7 @@ std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; 
 // Even bins whose edges are exact integers and whose CUB bin arithmetic cannot
 // overflow (range * bins < 2^64).
 bool integer_levels_are_exact(const Binning& b) {
+  if (b.rounding() != EdgeRounding::none) return false;
   const double lower = b.lower(), upper = b.upper();
   constexpr double kLimit = 4503599627370496.0;  // 2^52: differences of such integers are exact
   if (std::floor(lower) != lower || std::floor(upper) != upper) return false;
@@ -90,7 +91,7 @@ bool integer_levels_are_exact(const Binning& b) {
 
 // Even bins over [0, upper) whose width is a power of two that bins * width == upper.
 bool power_of_two_levels_from_zero(const Binning& b) {
-  if (b.lower() != 0.0) return false;
+  if (b.lower() != 0.0 || b.rounding() != EdgeRounding::none) return false;
   const double step = b.upper() / static_cast<double>(b.bins());
   int exponent = 0;
   if (std::frexp(step, &exponent) != 0.5 || exponent < -1000 || exponent > 1000) return false;

@@ -187,6 +187,42 @@ TEST(BinningEdge, EvenRoundedOtherRanges) {
   EXPECT_EQ(d.edge(4), p + 4);
 }
 
+// Float32 edges (EdgeRounding), with numpy's own values: np.linspace(0, 1,
+// 11).astype(np.float32), and np.histogram_bin_edges(np.float32([0.1, 0.7]), 3).
+TEST(BinningEdge, EvenRoundedToFloat32) {
+  const double expected[] = {0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896,
+                             0.4000000059604645, 0.5, 0.6000000238418579, 0.699999988079071,
+                             0.800000011920929, 0.8999999761581421, 1.0};
+  const Binning b = Binning::even(10, 0.0, 1.0, true, EdgeRounding::f32);
+  for (std::uint64_t i = 0; i <= 10; ++i) EXPECT_EQ(b.edge(i), expected[i]) << "edge " << i;
+  EXPECT_EQ(b.rounding(), EdgeRounding::f32);
+  const Binning c = Binning::even(3, 0.1, 0.7, false, EdgeRounding::f32);
+  EXPECT_EQ(c.lower(), 0.10000000149011612);  // the first and last edge, rounded
+  EXPECT_EQ(c.upper(), 0.699999988079071);
+  EXPECT_EQ(c.edge(1), 0.30000001192092896);
+  EXPECT_EQ(c.origin(), 0.1);  // the arithmetic still starts from the double bounds
+  const Binning d = Binning::even(3, 0.10000000149011612, 0.699999988079071, true, EdgeRounding::f32_arithmetic);
+  const double computed_in_float[] = {0.10000000149011612, 0.29999998211860657, 0.4999999701976776, 0.699999988079071};
+  for (std::uint64_t i = 0; i <= 3; ++i) EXPECT_EQ(d.edge(i), computed_in_float[i]) << "edge " << i;
+  // The bounds of f32_arithmetic are rounded to float32 first.
+  EXPECT_EQ(Binning::even(3, 0.1, 0.7, true, EdgeRounding::f32_arithmetic), d);
+  // The example of numpy's float32 rule: 0.7f is on e_7 of the float32 edges, below e_7 of the double ones.
+  EXPECT_EQ(make_indexer(b).slot(static_cast<double>(0.7f)), 7u);
+  EXPECT_EQ(make_indexer(Binning::even(10, 0.0, 1.0, true)).slot(static_cast<double>(0.7f)), 6u);
+}
+
+TEST(BinningEven, RejectsFloat32EdgesThatCollapseOrOverflow) {
+  for (EdgeRounding r : {EdgeRounding::f32, EdgeRounding::f32_arithmetic}) {
+    // A float32 ulp at 1000 is 6.1e-5: 1000 bins of 1e-6 cannot all have width.
+    EXPECT_TRUE(throws_error([r] { Binning::even(1000, 1000.0, 1000.001, false, r); }, ErrorKind::input, "too many bins"));
+    EXPECT_TRUE(throws_error([r] { Binning::even(2, 1.0, 1.00000001, false, r); }, ErrorKind::input, "too many bins"));
+    EXPECT_TRUE(throws_error([r] { Binning::even(2, 0.0, 1e39, false, r); }, ErrorKind::input, "float32"));
+    // Just wide enough: 8 bins over 8 float32 ulps of 1.
+    EXPECT_NO_THROW(Binning::even(8, 1.0, 1.0 + 8 * 0x1p-23, false, r));
+    EXPECT_NO_THROW(Binning::even(1u << 20, 0.0, 1.0, false, r));
+  }
+}
+
 TEST(BinningEdge, ExplicitEdgesAreReturnedAsGiven) {
   const std::vector<double> e = {-10.0, -1.0, 0.0, 0.5, 3.0, 1000.0};
   const Binning b = Binning::explicit_edges(e, true);
@@ -223,6 +259,7 @@ TEST(BinningUnitIntegerBins, Literal) {
   EXPECT_FALSE(Binning::even(20, 0.0, 10.0).unit_integer_bins());  // width 1/2
   EXPECT_FALSE(Binning::even(256, 0.0, 255.0).unit_integer_bins());
   EXPECT_FALSE(Binning::explicit_edges({0.0, 1.0, 2.0, 3.0}).unit_integer_bins());  // explicit, even if unit
+  EXPECT_FALSE(Binning::even(256, 0.0, 256.0, false, EdgeRounding::f32).unit_integer_bins());  // float32 edges
   // Beyond 2^53, lower + i is rounded: edges collapse, bins hold 0 or 2 integers.
   const double p = 9007199254740992.0;  // 2^53
   EXPECT_FALSE(Binning::even(4, p, p + 4).unit_integer_bins());
@@ -262,6 +299,10 @@ TEST(BinningDescribe, Literal) {
   EXPECT_EQ(Binning::even(4, -2.5, 8.0).describe(), "4 even bins over [-2.5, 8)");
   EXPECT_EQ(Binning::explicit_edges({0.0, 1.0, 5.0}).describe(), "2 bins by explicit edges over [0, 5)");
   EXPECT_EQ(Binning::explicit_edges({0.0, 1.0, 5.0}, true).describe(), "2 bins by explicit edges over [0, 5]");
+  EXPECT_EQ(Binning::even(4, 0.0, 1.0, true, EdgeRounding::f32).describe(),
+            "4 even bins over [0, 1], edges rounded to float32");
+  EXPECT_EQ(Binning::even(4, 0.0, 1.0, false, EdgeRounding::f32_arithmetic).describe(),
+            "4 even bins over [0, 1), edges computed in float32");
 }
 
 TEST(BinningDescribe, BoundsRoundTrip) {
@@ -282,6 +323,9 @@ TEST(BinningEquality, ComparesEverything) {
   EXPECT_NE(Binning::even(4, 0.0, 8.0), Binning::even(5, 0.0, 8.0));
   EXPECT_NE(Binning::even(4, 0.0, 8.0), Binning::even(4, 0.0, 9.0));
   EXPECT_NE(Binning::even(4, 0.0, 8.0), Binning::even(4, 0.0, 8.0, true));
+  EXPECT_NE(Binning::even(4, 0.0, 8.0), Binning::even(4, 0.0, 8.0, false, EdgeRounding::f32));
+  EXPECT_NE(Binning::even(4, 0.0, 8.0, false, EdgeRounding::f32),
+            Binning::even(4, 0.0, 8.0, false, EdgeRounding::f32_arithmetic));
   EXPECT_NE(Binning::even(2, 0.0, 2.0), Binning::explicit_edges({0.0, 1.0, 2.0}));
   EXPECT_NE(Binning::explicit_edges({0.0, 1.0, 2.0}), Binning::explicit_edges({0.0, 1.5, 2.0}));
 }

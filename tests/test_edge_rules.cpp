@@ -229,6 +229,50 @@ TEST_P(EdgeRules, TenBinsOverUnitRangeInclusiveF32) {
 }
 
 // ---------------------------------------------------------------------------
+// The same 10 bins with float32 edges (EdgeRounding::f32, numpy.histogram's
+// edges for float32 samples: np.linspace(0, 1, 11).astype(np.float32)). Every
+// float32 edge is float(e_i), so every float sample equal to one lands in the
+// bin above it: 0.7f and 0.9f now start bins 7 and 9 (numpy puts
+// np.float32(0.7) in bin 7), unlike the double edges above.
+
+TEST_P(EdgeRules, TenBinsOverUnitRangeFloat32EdgesF32) {
+  check<float>(Binning::even(10, 0.0, 1.0, true, EdgeRounding::f32),
+               {{0.0f, 0},         {below(0.0f), U},  {-0.0f, 0},        {above(0.0f), 0},
+                {0.1f, 1},         {below(0.1f), 0},  {above(0.1f), 1},
+                {0.2f, 2},         {below(0.2f), 1},  {above(0.2f), 2},
+                {0.3f, 3},         {below(0.3f), 2},  {above(0.3f), 3},
+                {0.4f, 4},         {below(0.4f), 3},  {above(0.4f), 4},
+                {0.5f, 5},         {below(0.5f), 4},  {above(0.5f), 5},
+                {0.6f, 6},         {below(0.6f), 5},  {above(0.6f), 6},
+                {0.7f, 7},         {below(0.7f), 6},  {above(0.7f), 7},
+                {0.8f, 8},         {below(0.8f), 7},  {above(0.8f), 8},
+                {0.9f, 9},         {below(0.9f), 8},  {above(0.9f), 9},
+                {1.0f, 9},         {below(1.0f), 9},  {above(1.0f), O},
+                {nan<float>(), N}, {-inf<float>(), U}, {inf<float>(), O}});
+}
+
+TEST_P(EdgeRules, TenBinsOverUnitRangeFloat32EdgesF64) {
+  // Doubles meet the float32 edges too: 0.699999988079071 (= 0.7f) is on e_7,
+  // the double 0.7 above it (bin 7 either way), the double below 0.7f in bin 6.
+  check<double>(Binning::even(10, 0.0, 1.0, true, EdgeRounding::f32),
+                {{0.699999988079071, 7}, {0.69999998807907093, 6}, {0.7, 7}, {0.8999999761581421, 9},
+                 {0.89999997615814198, 8}, {0.9, 9}, {0.10000000149011612, 1}, {0.1, 0}, {1.0, 9},
+                 {1.0000000000000002, O}, {0.0, 0}, {-1e-300, U}});
+}
+
+// 3 bins between the float32 samples 0.1f and 0.7f, with numpy's edges when the
+// range comes from the samples (EdgeRounding::f32_arithmetic: np.histogram_bin_edges
+// (np.float32([0.1, 0.7]), 3) computes in float32): 0.10000000149011612,
+// 0.29999998211860657, 0.4999999701976776, 0.699999988079071. The double
+// arithmetic would give 0.3f and 0.5f, each one float above these.
+TEST_P(EdgeRules, ThreeBinsEdgesComputedInFloat32) {
+  const float e1 = 0.29999998211860657f, e2 = 0.4999999701976776f;
+  check<float>(Binning::even(3, 0.10000000149011612, 0.699999988079071, true, EdgeRounding::f32_arithmetic),
+               {{0.1f, 0}, {below(0.1f), U}, {e1, 1}, {below(e1), 0}, {0.3f, 1}, {e2, 2}, {below(e2), 1},
+                {0.5f, 2}, {0.7f, 2}, {below(0.7f), 2}, {above(0.7f), O}, {nan<float>(), N}});
+}
+
+// ---------------------------------------------------------------------------
 // 3 bins over [0.1, 0.7): step = 0.6 / 3 = 0.19999999999999998, e_1 = 0.1 + step
 // = 0.3 (the double nearest 0.3), e_2 = 0.1 + 2 * step = 0.5 exactly, e_3 = 0.7.
 
@@ -602,6 +646,32 @@ TEST_P(EdgeRules, EvenEdgeSweepF32) {
     }
     check<float>(Binning::even(s.k, s.lower, s.upper), cases);
     if (HasFatalFailure() || IsSkipped()) return;
+  }
+}
+
+// Float32 edges: the expected slots from the edges computed here by each
+// definition (binning.hpp, EdgeRounding) and compared as floats.
+TEST_P(EdgeRules, EvenEdgeSweepFloat32Edges) {
+  for (const Sweep& s : kSweeps) {
+    for (EdgeRounding rounding : {EdgeRounding::f32, EdgeRounding::f32_arithmetic}) {
+      std::vector<double> e(s.k + 1);
+      if (rounding == EdgeRounding::f32) {
+        const std::vector<double> d = edges_by_definition(s.k, s.lower, s.upper);
+        for (std::uint64_t i = 0; i <= s.k; ++i) e[i] = static_cast<float>(d[i]);
+      } else {
+        const float lo = static_cast<float>(s.lower), hi = static_cast<float>(s.upper);
+        const float step = (hi - lo) / static_cast<float>(s.k);
+        for (std::uint64_t i = 0; i < s.k; ++i) e[i] = static_cast<float>(static_cast<float>(i) * step) + lo;
+        e[s.k] = hi;
+      }
+      std::vector<Expect<float>> cases;
+      for (std::uint64_t i = 0; i <= s.k; ++i) {
+        const float f = static_cast<float>(e[i]);
+        for (float x : {below(f), f, above(f)}) cases.push_back({x, slot_by_definition(e, x)});
+      }
+      check<float>(Binning::even(s.k, s.lower, s.upper, false, rounding), cases);
+      if (HasFatalFailure() || IsSkipped()) return;
+    }
   }
 }
 

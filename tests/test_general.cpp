@@ -418,6 +418,8 @@ TEST(BinMaps, IntegerShiftOnEverySixteenBitValue) {
   EXPECT_FALSE(binmap::int_shift_applies(SampleType::u16, Binning::even(2, -4294967296.0, 0)));
   EXPECT_FALSE(binmap::int_shift_applies(SampleType::f32, Binning::even(4096, 0, 4096)));
   EXPECT_FALSE(binmap::int_shift_applies(SampleType::u16, Binning::explicit_edges({0, 1, 2})));
+  // Float32 edges (EdgeRounding) are left to the maps that round them.
+  EXPECT_FALSE(binmap::int_shift_applies(SampleType::u16, Binning::even(4096, 0, 4096, false, EdgeRounding::f32)));
 }
 
 // The direct map (slot = sample - lower) where it applies, and where it must not.
@@ -451,6 +453,7 @@ TEST(BinMaps, DirectMapOnEveryEightAndSixteenBitValue) {
   EXPECT_FALSE(binmap::direct_applies(SampleType::i16, Binning::per_value(SampleType::u16)));
   EXPECT_FALSE(binmap::direct_applies(SampleType::u16, Binning::even(32768, 0, 65536)));
   EXPECT_FALSE(binmap::direct_applies(SampleType::u32, Binning::even(65536, 0, 65536)));
+  EXPECT_FALSE(binmap::direct_applies(SampleType::u8, Binning::even(256, 0, 256, false, EdgeRounding::f32_arithmetic)));
 }
 
 TEST(BinMaps, IntegerShiftOnThirtyTwoBitKeys) {
@@ -497,12 +500,34 @@ const EvenCase kEvenCases[] = {{1024, 0, 1, false},       {1000, -0.3, 0.7, fals
                                {1, -5, 5, false},          {2, 0, 3e-45, false},         {1024, -1, -0.5, false},
                                {4096, 0.5, 65535.5, false}, {1000, -32768, 32767, true}, {6, 0, 1e38, false}};
 
+// Each case with double edges and with both kinds of float32 edges
+// (EdgeRounding), except where float32 edges collapse (Binning::even refuses
+// those, as numpy does).
+std::vector<Binning> even_case_binnings() {
+  std::vector<Binning> out;
+  for (EdgeRounding rounding : {EdgeRounding::none, EdgeRounding::f32, EdgeRounding::f32_arithmetic})
+    for (const EvenCase& c : kEvenCases) {
+      try {
+        out.push_back(Binning::even(c.bins, c.lo, c.hi, c.incl, rounding));
+      } catch (const Error&) {
+        if (rounding == EdgeRounding::none) throw;
+      }
+    }
+  return out;
+}
+
+TEST(BinMaps, EvenCasesIncludeFloat32Edges) {
+  std::size_t rounded = 0;
+  for (const Binning& b : even_case_binnings()) rounded += b.rounding() != EdgeRounding::none;
+  EXPECT_GE(rounded, 2 * std::size(kEvenCases) - 8);  // most cases also work with float32 edges
+}
+
 TEST(BinMaps, EvenFloatMarginAndDoublePathOnFloats) {
-  for (const EvenCase& c : kEvenCases) {
-    const Binning b = Binning::even(c.bins, c.lo, c.hi, c.incl);
+  for (const Binning& b : even_case_binnings()) {
     const binmap::EvenParams p = binmap::make_even_params(b);
     const BinIndexer ix = make_indexer(b);
-    const std::vector<float> xs = probe_values(c.lo, c.hi, even_thresholds(b), c.bins * 7919, 60000);
+    const std::vector<float> xs =
+        probe_values(b.lower(), b.upper(), even_thresholds(b), b.bins() * 7919 + static_cast<int>(b.rounding()), 60000);
     std::uint64_t bad = 0, slow = 0, inside = 0;
     for (float x : xs) {
       bad += binmap::even_slot(x, p) != ix.slot(static_cast<double>(x));
@@ -521,11 +546,18 @@ TEST(BinMaps, EvenFloatMarginAndDoublePathOnFloats) {
   const binmap::EvenParams p = binmap::make_even_params(Binning::even(1024, 0.0, 1.0));
   EXPECT_TRUE(p.margin);
   EXPECT_LT(p.delta, 2e-4f);
+  // With numpy's float32 edges too (the Python package's case): the edges' own
+  // rounding widens the margin to about 5e-4 bins, so about 0.1% of samples take
+  // the double path.
+  for (EdgeRounding r : {EdgeRounding::f32, EdgeRounding::f32_arithmetic}) {
+    const binmap::EvenParams q = binmap::make_even_params(Binning::even(1024, 0.0, 1.0, false, r));
+    EXPECT_TRUE(q.margin);
+    EXPECT_LT(q.delta, 1e-3f);
+  }
 }
 
 TEST(BinMaps, EvenOnEverySixteenBitValueAndWiderIntegers) {
-  for (const EvenCase& c : kEvenCases) {
-    const Binning b = Binning::even(c.bins, c.lo, c.hi, c.incl);
+  for (const Binning& b : even_case_binnings()) {
     const binmap::EvenParams p = binmap::make_even_params(b);
     EXPECT_EQ((mismatches_every_value<std::uint16_t>(b, [&](std::uint16_t v) { return binmap::even_slot(v, p); })), 0u)
         << b.describe();
@@ -535,7 +567,7 @@ TEST(BinMaps, EvenOnEverySixteenBitValueAndWiderIntegers) {
         << b.describe();
     // 32-bit integers take the double path: edges +-1 and random values.
     const BinIndexer ix = make_indexer(b);
-    std::mt19937_64 rng(c.bins);
+    std::mt19937_64 rng(b.bins());
     std::uint64_t bad = 0;
     for (std::uint64_t i = 0; i <= b.bins(); i += std::max<std::uint64_t>(1, b.bins() / 2048)) {
       const double e = std::floor(ix.even_edge(i));

@@ -164,6 +164,10 @@ std::vector<NamedBinning> issue_binnings(SampleType type) {
       out.push_back({"f32_64_uneven_edges_inclusive", Binning::explicit_edges(e, true)});
       out.push_back({"f32_10_inclusive", Binning::even(10, 0.0, 1.0, true)});
       out.push_back({"f32_65536", Binning::even(65536, -1.0, 1.0)});
+      // numpy's float32 edges (EdgeRounding): the Python package's problems.
+      out.push_back({"f32_1024_float32_edges", Binning::even(1024, 0.0, 1.0, true, EdgeRounding::f32)});
+      out.push_back({"f32_1000_float32_edges_offset", Binning::even(1000, -0.3, 0.7, true, EdgeRounding::f32)});
+      out.push_back({"f32_1024_edges_in_float32", Binning::even(1024, 0.0012345, 0.987, true, EdgeRounding::f32_arithmetic)});
       std::vector<double> many;
       for (int i = 0; i <= 5000; ++i) many.push_back(i * 0.001 - 2.0);
       out.push_back({"f32_5000_edges", Binning::explicit_edges(many)});

@@ -434,6 +434,9 @@ inline std::vector<NamedBinning> standard_binnings(SampleType type) {
                    Binning::explicit_edges({-1e30, -1000, -1, -0.1, 0, 1e-300, 0.1, 0.7, 1, 3, 1e30})});
     out.push_back({"even10_inclusive", Binning::even(10, 0.0, 1.0, true)});
     out.push_back({"explicit_inclusive", Binning::explicit_edges({-2, -0.5, 0, 0.25, 1}, true)});
+    // numpy's edges for float32 samples (EdgeRounding).
+    out.push_back({"ten_bins_float32_edges", Binning::even(10, 0.0, 1.0, true, EdgeRounding::f32)});
+    out.push_back({"even1000_edges_in_float32", Binning::even(1000, -0.3, 0.7, false, EdgeRounding::f32_arithmetic)});
   }
   return out;
 }

@@ -15,23 +15,35 @@ namespace levelhist {
 struct BinIndexer {
   BinKind kind;
   std::uint64_t bins;
-  double lower;
-  double upper;
-  double step;   // even: (upper - lower) / bins, rounded once
-  double scale;  // even: bins / (upper - lower); only a first guess, corrected below
+  double lower;   // the first edge (rounding included)
+  double upper;   // the last edge (rounding included)
+  double step;    // even: the edge arithmetic's step, (upper - lower) / bins rounded once (Binning::step)
+  double scale;   // even: bins / (upper - lower); only a first guess, corrected below
   const double* edges;
   bool last_bin_inclusive;
+  EdgeRounding rounding;  // even: how edges are rounded (binning.hpp)
+  double origin;          // even: the edge arithmetic's origin (Binning::origin)
 
-  // Even edge i as numpy.linspace computes it: lower + i * step, two roundings
+  // Even edge i as numpy.linspace computes it: origin + i * step, two roundings
   // and no fused multiply-add (nvcc would contract a*b+c; the intrinsics forbid
-  // it, and the host build uses -ffp-contract=off).
+  // it, and the host build uses -ffp-contract=off); then, for float32 edges,
+  // rounded to the nearest float32 (a cast, round-to-nearest on both sides).
   LEVELHIST_HD double even_edge(std::uint64_t i) const {
     if (i >= bins) return upper;
+    if (rounding == EdgeRounding::f32_arithmetic) {
+      // numpy.linspace in float32: f32(f32(f32(i) * step) + origin). Each float
+      // operation is done in double and rounded once to float, which gives the
+      // float result exactly: a double holds the product of two floats, and a
+      // double sum of two floats rounds correctly to float (53 >= 2 * 24 + 2).
+      const double product = static_cast<double>(static_cast<float>(static_cast<double>(static_cast<float>(i)) * step));
+      return static_cast<double>(static_cast<float>(product + origin));
+    }
 #if defined(__CUDA_ARCH__)
-    return __dadd_rn(lower, __dmul_rn(static_cast<double>(i), step));
+    const double e = __dadd_rn(origin, __dmul_rn(static_cast<double>(i), step));
 #else
-    return lower + static_cast<double>(i) * step;
+    const double e = origin + static_cast<double>(i) * step;
 #endif
+    return rounding == EdgeRounding::f32 ? static_cast<double>(static_cast<float>(e)) : e;
   }
 
   LEVELHIST_HD std::uint64_t underflow_slot() const { return bins; }

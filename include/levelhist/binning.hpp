@@ -8,7 +8,11 @@
 //    e_k (or +inf) as overflow, a NaN in its own counter: nothing is dropped;
 //  * even bins have the edges e_i = lower + i * ((upper - lower) / k), each
 //    operation rounded to double (numpy.linspace's arithmetic), and e_k = upper.
-//    A sample exactly on an edge lands in the bin above it, rounding included.
+//    A sample exactly on an edge lands in the bin above it, rounding included;
+//  * even bins may have their edges rounded to float32 (EdgeRounding), as
+//    numpy.histogram builds them for float32 samples: samples are then compared
+//    with those float32 edges. lower() and upper() are always the first and the
+//    last edge, rounding included.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,14 +27,30 @@ enum class BinKind : std::uint8_t {
   edges,  // explicit, strictly increasing edges e_0 < e_1 < ... < e_k
 };
 
+// How even edges are rounded: numpy.histogram computes the edges of float32
+// samples in float32 (numpy.linspace(..., dtype=float32)), so a float32 sample
+// equal to float32(edge) lands one bin higher than against the double edge
+// (np.histogram(np.float32([0.7]), 10, (0, 1)) puts it in bin 7).
+enum class EdgeRounding : std::uint8_t {
+  none,            // double edges: lower + i * step (numpy for float64 and integer samples)
+  f32,             // each double edge rounded to the nearest float32 (numpy for float32
+                   // samples and a range given as Python floats: linspace in double, then cast)
+  f32_arithmetic,  // numpy.linspace evaluated in float32: the bounds rounded to float32, then
+                   // e_i = f32(f32(i * s) + lower) with s = f32(f32(upper - lower) / k)
+                   // (numpy for float32 samples whose range comes from their min and max)
+};
+
 // The largest number of bins a Binning accepts (counters are 64-bit each).
 inline constexpr std::uint64_t kMaxBins = std::uint64_t{1} << 28;
 
 class Binning {
  public:
   // k even bins over [lower, upper). Throws Error(input) unless 1 <= k <= kMaxBins,
-  // both bounds are finite and lower < upper.
-  static Binning even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive = false);
+  // both bounds are finite and lower < upper. With a rounding other than none,
+  // the edges rounded to float32 must also be finite and strictly increasing
+  // (numpy raises "Too many bins for data range" otherwise).
+  static Binning even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive = false,
+                      EdgeRounding rounding = EdgeRounding::none);
   // Explicit edges: at least two, finite, strictly increasing.
   static Binning explicit_edges(std::vector<double> edges, bool last_bin_inclusive = false);
   // One bin per value of an 8- or 16-bit type (256 or 65536 bins); the default
@@ -43,16 +63,23 @@ class Binning {
 
   BinKind kind() const { return kind_; }
   std::uint64_t bins() const { return bins_; }
+  // The first and the last edge (for rounded even edges: after rounding).
   double lower() const { return lower_; }
   double upper() const { return upper_; }
   bool last_bin_inclusive() const { return last_bin_inclusive_; }
+  EdgeRounding rounding() const { return rounding_; }
+  // Even bins: the origin and the step of the edge arithmetic, e_i = origin +
+  // i * step before any rounding (origin is lower() unless rounding is f32).
+  double origin() const { return origin_; }
+  double step() const { return step_; }
   // Explicit edges (empty for even bins).
   const std::vector<double>& edge_values() const { return edges_; }
   // Edge i, 0 <= i <= bins(), exactly as the bin-index function sees it.
   double edge(std::uint64_t i) const;
   // True when every bin holds exactly one integer value (per_value, or even
-  // bins of width 1 on integer bounds): for INTEGER samples, kernels may use
-  // x - lower as the index (for floats x - lower rounds: use BinIndexer::slot).
+  // bins of width 1 on integer bounds, not rounded): for INTEGER samples,
+  // kernels may use x - lower as the index (for floats x - lower rounds: use
+  // BinIndexer::slot).
   bool unit_integer_bins() const;
 
   // Counter slots: bins() regular bins, then underflow, overflow and NaN.
@@ -70,6 +97,9 @@ class Binning {
   double lower_ = 0.0;
   double upper_ = 1.0;
   bool last_bin_inclusive_ = false;
+  EdgeRounding rounding_ = EdgeRounding::none;
+  double origin_ = 0.0;
+  double step_ = 1.0;
   std::vector<double> edges_;
 };
 

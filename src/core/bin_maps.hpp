@@ -157,7 +157,7 @@ struct IntShiftMap {
 // integer edges, else -1.
 inline int int_shift_of(const Binning& b) {
   constexpr double kExact = 9007199254740992.0;  // 2^53
-  if (b.kind() != BinKind::even) return -1;
+  if (b.kind() != BinKind::even || b.rounding() != EdgeRounding::none) return -1;
   const double lo = b.lower(), hi = b.upper();
   if (std::floor(lo) != lo || std::fabs(lo) > kExact || std::fabs(hi) > kExact || hi - lo > kExact) return -1;
   const double step = (hi - lo) / static_cast<double>(b.bins());
@@ -233,8 +233,24 @@ inline EvenParams make_even_params(const Binning& b) {
   // |t - u| <= 3.0001 * 2^-24 * bins + 1.0001 * |flo - lower| / W (three float
   // roundings and flo's offset); the double edges deviate from lower + i W by
   // at most 3.02 * 2^-53 * bins + 1.02 * 2^-53 * max|bound| / W bins.
-  const double delta = 3.0001 * 0x1p-24 * bins + 1.0001 * flo_err / W + 3.02 * 0x1p-53 * bins +
-                       1.02 * 0x1p-53 * std::max(std::fabs(lower), std::fabs(upper)) / W + 0x1p-40;
+  const double largest = std::max(std::fabs(lower), std::fabs(upper));
+  double delta = 3.0001 * 0x1p-24 * bins + 1.0001 * flo_err / W + 3.02 * 0x1p-53 * bins +
+                 1.02 * 0x1p-53 * largest / W + 0x1p-40;
+  // Float32 edges (EdgeRounding) move further from lower + i W:
+  //  * f32: the double edge origin + i step is rounded, by at most 2^-24 |e_i|
+  //    (2^-150 below the normal range); origin and step were computed from the
+  //    unrounded bounds, which lie within 2^-24 `largest` of lower and upper, so
+  //    origin + i step is within 3 * 2^-24 `largest` of lower + i W: 4 in all;
+  //  * f32_arithmetic: s = f32(f32(upper - lower) / f32(k)) is W within three
+  //    float roundings (3.0001 * 2^-24 k bins at edge k); f32(i s) is off by at
+  //    most 2^-24 * 2 `largest`, and the final rounding by 2^-24 `largest`.
+  switch (b.rounding()) {
+    case EdgeRounding::none: break;
+    case EdgeRounding::f32: delta += 4.01 * 0x1p-24 * largest / W + 0x1p-149 / W; break;
+    case EdgeRounding::f32_arithmetic:
+      delta += 3.0001 * 0x1p-24 * bins + 3.01 * 0x1p-24 * largest / W + 0x1p-148 / W;
+      break;
+  }
   float df = static_cast<float>(delta);
   if (static_cast<double>(df) < delta) df = std::nextafter(df, std::numeric_limits<float>::infinity());
   p.delta = df;

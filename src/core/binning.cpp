@@ -1,5 +1,6 @@
 #include "levelhist/binning.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -30,7 +31,7 @@ void check_bin_count(std::uint64_t bins) {
 
 }  // namespace
 
-Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive) {
+Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive, EdgeRounding rounding) {
   check_bin_count(bins);
   if (!std::isfinite(lower) || !std::isfinite(upper))
     throw Error(ErrorKind::input, "the range must be finite, got [" + number(lower) + ", " + number(upper) + ")",
@@ -43,18 +44,67 @@ Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_
     throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) +
                                       ") is too wide for double arithmetic",
                 "use a narrower range", ErrorSubject::binning);
-  // BinIndexer's first guess multiplies by bins / (upper - lower): if that
-  // overflows, every guess is the last bin and slot() walks down bin by bin.
-  if (!std::isfinite(static_cast<double>(bins) / (upper - lower)))
-    throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) + ") is too narrow for " +
-                                      std::to_string(bins) + " bins in double arithmetic",
-                "use fewer bins or a wider range", ErrorSubject::binning);
   Binning b;
   b.kind_ = BinKind::even;
   b.bins_ = bins;
-  b.lower_ = lower;
-  b.upper_ = upper;
   b.last_bin_inclusive_ = last_bin_inclusive;
+  b.rounding_ = rounding;
+  switch (rounding) {
+    case EdgeRounding::none:
+      b.lower_ = b.origin_ = lower;
+      b.upper_ = upper;
+      b.step_ = (upper - lower) / static_cast<double>(bins);
+      break;
+    case EdgeRounding::f32:
+      b.origin_ = lower;
+      b.step_ = (upper - lower) / static_cast<double>(bins);
+      b.lower_ = static_cast<float>(lower);
+      b.upper_ = static_cast<float>(upper);
+      break;
+    case EdgeRounding::f32_arithmetic: {
+      // numpy.linspace(lower, upper, bins + 1, dtype=float32) with float32 bounds:
+      // delta = f32(upper - lower), step = f32(delta / f32(bins)) (see even_edge).
+      const float lo = static_cast<float>(lower), hi = static_cast<float>(upper);
+      const float delta = static_cast<float>(static_cast<double>(hi) - static_cast<double>(lo));
+      b.origin_ = b.lower_ = lo;
+      b.upper_ = hi;
+      b.step_ = static_cast<float>(static_cast<double>(delta) / static_cast<double>(static_cast<float>(bins)));
+      break;
+    }
+  }
+  if (rounding != EdgeRounding::none) {
+    const char* const fix = "use fewer bins or a wider range, or edges that are not rounded to float32";
+    if (!std::isfinite(b.lower_) || !std::isfinite(b.upper_) || !std::isfinite(b.step_))
+      throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) +
+                                        ") does not fit float32 edges",
+                  fix, ErrorSubject::binning);
+    // Rounding may make neighbouring edges equal: then numpy refuses the bins, and
+    // so does levelhist. Edges at least two float32 ulps of the largest bound
+    // apart cannot meet; closer ones are checked one by one.
+    const double largest = std::max(std::fabs(b.lower_), std::fabs(b.upper_));
+    const double ulp = std::ldexp(1.0, std::max(std::ilogb(largest), -126) - 23);
+    bool increasing = b.lower_ < b.upper_;
+    if (increasing && !((b.upper_ - b.lower_) / static_cast<double>(bins) > 4 * ulp)) {
+      const BinIndexer ix = make_indexer(b);
+      double previous = ix.even_edge(0);
+      for (std::uint64_t i = 1; i <= bins && increasing; ++i) {
+        const double e = ix.even_edge(i);
+        increasing = previous < e;
+        previous = e;
+      }
+    }
+    if (!increasing)
+      throw Error(ErrorKind::input, "too many bins for the range [" + number(lower) + ", " + number(upper) +
+                                        "): " + std::to_string(bins) + " bins with float32 edges are not all of "
+                                        "positive width",
+                  fix, ErrorSubject::binning);
+  }
+  // BinIndexer's first guess multiplies by bins / (upper - lower): if that
+  // overflows, every guess is the last bin and slot() walks down bin by bin.
+  if (!std::isfinite(static_cast<double>(bins) / (b.upper_ - b.lower_)))
+    throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) + ") is too narrow for " +
+                                      std::to_string(bins) + " bins in double arithmetic",
+                "use fewer bins or a wider range", ErrorSubject::binning);
   return b;
 }
 
@@ -78,6 +128,8 @@ Binning Binning::explicit_edges(std::vector<double> edges, bool last_bin_inclusi
   b.lower_ = edges.front();
   b.upper_ = edges.back();
   b.last_bin_inclusive_ = last_bin_inclusive;
+  b.origin_ = b.lower_;
+  b.step_ = (b.upper_ - b.lower_) / static_cast<double>(b.bins_);
   b.edges_ = std::move(edges);
   return b;
 }
@@ -111,7 +163,7 @@ double Binning::edge(std::uint64_t i) const {
 bool Binning::unit_integer_bins() const {
   // Beyond 2^53 not every integer is a double: lower + i would be rounded and edges would collapse.
   constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
-  return kind_ == BinKind::even && std::floor(lower_) == lower_ && std::fabs(lower_) <= kExactIntegers &&
+  return kind_ == BinKind::even && rounding_ == EdgeRounding::none && std::floor(lower_) == lower_ && std::fabs(lower_) <= kExactIntegers &&
          std::fabs(upper_) <= kExactIntegers && upper_ - lower_ == static_cast<double>(bins_) &&
          (upper_ - lower_) / static_cast<double>(bins_) == 1.0;
 }
@@ -123,6 +175,12 @@ std::string Binning::describe() const {
   range += number(upper_);
   range += last_bin_inclusive_ ? "]" : ")";
   if (kind_ == BinKind::edges) return std::to_string(bins_) + " bins by explicit edges over " + range;
+  switch (rounding_) {
+    case EdgeRounding::none: break;
+    case EdgeRounding::f32: return std::to_string(bins_) + " even bins over " + range + ", edges rounded to float32";
+    case EdgeRounding::f32_arithmetic:
+      return std::to_string(bins_) + " even bins over " + range + ", edges computed in float32";
+  }
   return std::to_string(bins_) + " even bins over " + range;
 }
 
@@ -132,7 +190,9 @@ BinIndexer make_indexer(const Binning& binning, const double* edges) {
   ix.bins = binning.bins();
   ix.lower = binning.lower();
   ix.upper = binning.upper();
-  ix.step = (binning.upper() - binning.lower()) / static_cast<double>(binning.bins());
+  ix.step = binning.step();
+  ix.origin = binning.origin();
+  ix.rounding = binning.rounding();
   ix.scale = static_cast<double>(binning.bins()) / (binning.upper() - binning.lower());
   ix.edges = edges ? edges : (binning.edge_values().empty() ? nullptr : binning.edge_values().data());
   ix.last_bin_inclusive = binning.last_bin_inclusive();
