@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages levelhist needs to build and test, if missing.
+# Installs the Debian packages levelhist needs to build and test, if missing,
+# then the Python package's build and test dependencies (from PyPI, with pip:
+# scripts/ensure_python_packages.sh).
 # CUDA is optional: it is used when nvcc is found (PATH or /usr/local/cuda).
 set -euo pipefail
 needed=(cmake g++ make libgtest-dev pkg-config libpng-dev zlib1g-dev)
@@ -14,3 +16,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+"$(dirname "$0")/ensure_python_packages.sh"

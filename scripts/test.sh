@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: build and run every test. GPU tests run where a CUDA GPU
-# is present and skip with a message elsewhere. Then the CPU tests again, built
-# with AddressSanitizer and UndefinedBehaviorSanitizer.
+# is present and skip with a message elsewhere. Then the Python package's tests
+# (the module built in the same tree) and a `pip install .` check, and the CPU
+# tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_packages.sh
@@ -13,9 +14,11 @@ run_tests() {
   scripts/skip_reasons.sh "$1"
   return "$status"
 }
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+python=$(${PYTHON:-python3} -c 'import sys; print(sys.executable)')
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DLEVELHIST_PYTHON=ON -DPython_EXECUTABLE="$python" >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 run_tests build
+PYTHON="$python" scripts/test_python.sh build
 # A program outside the tree builds against the installed package (CMake and
 # pkg-config) and against the tree as a subproject.
 scripts/check_install.sh build

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""levelhist from Python against torch and CuPy, on one GPU (docs/PYTHON.md).
+
+    PYTHONPATH=build/python python3 python/bench/bench_python.py            # 10^9 float32 samples
+    PYTHONPATH=build/python python3 python/bench/bench_python.py --n 1e8    # smaller
+
+Times, as the median of --runs runs after a warm-up, with CUDA events on the
+stream the call runs on:
+  * 10^9 float32 samples into 1024 bins over [0, 1), uniform and constant:
+    levelhist on a torch CUDA tensor and on a CuPy array (the same memory),
+    torch.histc, cupy.histogram, and the streaming-read limit of the same bytes
+    (torch's x.sum());
+  * weighted sums (float32 samples + float32 weights, 1024 bins): levelhist,
+    torch.bincount(indices, weights) on indices computed beforehand (its best
+    case), and the read limit of samples + weights;
+  * host memory: levelhist on a numpy array (staged to the GPU; and the CPU
+    backend alone), wall clock;
+  * 1000 samples per call: microseconds per call from Python (many calls,
+    then one synchronisation) for levelhist, torch.histc and cupy.histogram.
+It prints one table with the ratios and checks the goals: f32/1024 at >= 0.85
+of the read limit (uniform and constant); weighted at >= 0.75 of the read
+limit and >= 3x torch.bincount; 1000 samples in <= 10 us per call. The exit
+status is 0 whether or not a goal is met (the table says which).
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import levelhist
+
+BINS = 1024
+
+
+def median_ms(run, sync_event_pair, runs):
+    """Median milliseconds of run(), timed with CUDA events (start, stop factories)."""
+    run()  # warm-up: plans, workspaces, pools
+    times = []
+    for _ in range(runs):
+        start, stop = sync_event_pair()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def wall_ms(run, runs):
+    run()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def gbps(nbytes, ms):
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=float, default=1e9, help="samples (default 1e9)")
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--host-n", type=float, default=None, help="samples of the host-memory rows (default: --n / 4)")
+    p.add_argument("--small-calls", type=int, default=3000, help="calls timed for the 1000-sample row")
+    a = p.parse_args()
+    n = int(a.n)
+    host_n = int(a.host_n or a.n / 4)
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    ok, why = levelhist.cuda_available()
+    if torch is None or not torch.cuda.is_available() or not ok:
+        print(f"bench_python: needs torch with a CUDA device and a CUDA build of levelhist ({why or 'no torch GPU'})")
+        return 2
+    print(f"# {levelhist.describe_device()}")
+    print(f"# levelhist {levelhist.__version__}, torch {torch.__version__}, "
+          f"cupy {cupy.__version__ if cupy else 'absent'}, numpy {np.__version__}, n = {n:.3g}")
+
+    def torch_events():
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def cupy_time(run, runs):
+        run()
+        times = []
+        for _ in range(runs):
+            s, e = cupy.cuda.Event(), cupy.cuda.Event()
+            s.record()
+            run()
+            e.record()
+            e.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(s, e))
+        return statistics.median(times)
+
+    rows = []  # (case, method, ms, GB/s, ratio text)
+    goals = []  # (goal, value, target, met)
+
+    def add(case, method, ms, nbytes, ref_ms=None, ref_name=""):
+        ratio = f"{ref_ms / ms:.2f} of {ref_name}" if ref_ms else ""
+        rows.append((case, method, ms, gbps(nbytes, ms), ratio))
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for dist in ("uniform", "constant"):
+        if dist == "uniform":
+            x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+        else:
+            x = torch.full((n,), 0.5, device="cuda", dtype=torch.float32)
+        nbytes = n * 4
+        read = median_ms(lambda: x.sum(), torch_events, a.runs)
+        add(f"f32 {BINS} bins, {dist}", "read limit: torch x.sum()", read, nbytes)
+        lh = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1)), torch_events, a.runs)
+        add(f"f32 {BINS} bins, {dist}", "levelhist (torch tensor)", lh, nbytes, read, "read limit")
+        goals.append((f"f32/{BINS} {dist}: levelhist / read limit", read / lh, 0.85, read / lh >= 0.85))
+        th = median_ms(lambda: torch.histc(x, BINS, 0, 1), torch_events, a.runs)
+        add(f"f32 {BINS} bins, {dist}", "torch.histc", th, nbytes, read, "read limit")
+        rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs torch.histc", None, None, f"{th / lh:.2f}x"))
+        if cupy is not None:
+            xc = cupy.from_dlpack(x)
+            lc = cupy_time(lambda: levelhist.histogram(xc, BINS, (0, 1)), a.runs)
+            add(f"f32 {BINS} bins, {dist}", "levelhist (CuPy array)", lc, nbytes, read, "read limit")
+            ch = cupy_time(lambda: cupy.histogram(xc, BINS, (0, 1)), a.runs)
+            add(f"f32 {BINS} bins, {dist}", "cupy.histogram", ch, nbytes, read, "read limit")
+            rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs cupy.histogram", None, None, f"{ch / lc:.2f}x"))
+            xc = None
+        # Exactness, once: the counts equal torch's where both define them.
+        h, _ = levelhist.histogram(x, BINS, (0, 1))
+        assert int(h.sum()) == int(((x >= 0) & (x <= 1)).sum()), "levelhist lost samples"
+        x = None
+        torch.cuda.empty_cache()
+
+    # ---- weighted sums ----
+    x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+    w = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+    nbytes = n * 8
+    read = median_ms(lambda: (x.sum(), w.sum()), torch_events, a.runs)
+    add("weighted f32 + f32 weights", "read limit: torch x.sum() + w.sum()", read, nbytes)
+    lw = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1), weights=w), torch_events, a.runs)
+    add("weighted f32 + f32 weights", "levelhist", lw, nbytes, read, "read limit")
+    idx = (x * BINS).long().clamp_(0, BINS - 1)
+    tb = median_ms(lambda: torch.bincount(idx, weights=w, minlength=BINS), torch_events, a.runs)
+    add("weighted f32 + f32 weights", "torch.bincount(indices, weights)", tb, nbytes, read, "read limit")
+    rows.append(("weighted f32 + f32 weights", "levelhist vs torch.bincount", None, None, f"{tb / lw:.2f}x"))
+    goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
+    goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
+    x = w = idx = None
+    torch.cuda.empty_cache()
+
+    # ---- host memory ----
+    xh = np.random.default_rng(2).random(host_n, dtype=np.float32)
+    hb = host_n * 4
+    auto_ms = wall_ms(lambda: levelhist.histogram(xh, BINS, (0, 1)), max(3, a.runs // 2))
+    add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, automatic backend (staged to the GPU)", auto_ms, hb)
+    hc = levelhist.Histogram(BINS, (0, 1), dtype=np.float32, backend="cpu")
+    cpu_ms = wall_ms(lambda: hc.fill(xh), max(3, a.runs // 2))
+    add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, CPU backend", cpu_ms, hb)
+    np_n = min(host_n, 10**8)
+    np_ms = wall_ms(lambda: np.histogram(xh[:np_n], BINS, (0, 1)), 1)
+    rows.append((f"numpy f32 {host_n:.2g} samples (host)", f"numpy.histogram ({np_n:.2g} samples)", np_ms,
+                 gbps(np_n * 4, np_ms), ""))
+    xh = None
+
+    # ---- 1000 samples per call ----
+    calls = a.small_calls
+
+    def per_call_us(fn, sync):
+        for _ in range(50):
+            fn()
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        return (time.perf_counter() - t0) / calls * 1e6
+
+    xs = torch.rand(1000, device="cuda", dtype=torch.float32)
+    tsync = torch.cuda.synchronize
+    us_lh = per_call_us(lambda: levelhist.histogram(xs, BINS, (0, 1)), tsync)
+    us_th = per_call_us(lambda: torch.histc(xs, BINS, 0, 1), tsync)
+    rows.append(("1000 samples per call", "levelhist (torch tensor)", us_lh / 1e3, None, "us per call"))
+    rows.append(("1000 samples per call", "torch.histc", us_th / 1e3, None, "us per call"))
+    hs = levelhist.Histogram(BINS, (0, 1), dtype=np.float32)
+    us_fill = per_call_us(lambda: hs.fill(xs), tsync)
+    rows.append(("1000 samples per call", "levelhist Histogram.fill (torch)", us_fill / 1e3, None, "us per call"))
+    goals.append(("1000 samples: levelhist.histogram us per call (torch)", us_lh, 10.0, us_lh <= 10.0))
+    if cupy is not None:
+        xsc = cupy.from_dlpack(xs)
+        csync = cupy.cuda.get_current_stream().synchronize
+        us_lc = per_call_us(lambda: levelhist.histogram(xsc, BINS, (0, 1)), csync)
+        us_ch = per_call_us(lambda: cupy.histogram(xsc, BINS, (0, 1)), csync)
+        rows.append(("1000 samples per call", "levelhist (CuPy array)", us_lc / 1e3, None, "us per call"))
+        rows.append(("1000 samples per call", "cupy.histogram", us_ch / 1e3, None, "us per call"))
+    xn = np.random.default_rng(3).random(1000, dtype=np.float32)
+    us_np_lh = per_call_us(lambda: levelhist.histogram(xn, BINS, (0, 1)), lambda: None)
+    us_np = per_call_us(lambda: np.histogram(xn, BINS, (0, 1)), lambda: None)
+    rows.append(("1000 samples per call", "levelhist (numpy, CPU)", us_np_lh / 1e3, None, "us per call"))
+    rows.append(("1000 samples per call", "numpy.histogram", us_np / 1e3, None, "us per call"))
+
+    print()
+    print(f"| {'case':<40} | {'method':<52} | {'ms':>9} | {'GB/s':>7} | {'ratio':<24} |")
+    print(f"|{'-' * 42}|{'-' * 54}|{'-' * 11}|{'-' * 9}|{'-' * 26}|")
+    for case, method, ms, rate, ratio in rows:
+        if ratio == "us per call":
+            ms_text, rate_text, ratio = f"{ms * 1e3:.2f} us", "", "per call"
+        else:
+            ms_text = f"{ms:.3f}" if ms is not None else ""
+            rate_text = f"{rate:.0f}" if rate is not None else ""
+        print(f"| {case:<40} | {method:<52} | {ms_text:>9} | {rate_text:>7} | {ratio:<24} |")
+    print()
+    print("goals:")
+    for goal, value, target, met in goals:
+        print(f"  {'MET ' if met else 'MISS'} {goal}: {value:.3f} (target {'<=' if 'us' in goal else '>='} {target})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""The arrays levelhist counts: numpy arrays (and anything numpy.asarray takes)
+in host memory, CuPy arrays and PyTorch tensors on a CUDA device (zero-copy:
+their device pointer, counted on the caller's current stream), PyTorch CPU
+tensors through numpy.
+
+Arrays are recognised by their type's module, so importing levelhist imports
+neither CuPy nor PyTorch; a library is only used once the caller hands over
+one of its arrays (and so has imported it).
+"""
+import sys
+import warnings
+
+import numpy as np
+
+# numpy dtypes levelhist counts as they are, by its names for them.
+_TYPE_NAMES = {
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+}
+
+# Samples of these dtypes are converted exactly as numpy.histogram bins them:
+# int64 / uint64 are compared with the edges as float64 (numpy casts them to its
+# float64 edge type), float16 exactly to float32 (its edges stay float16).
+_CONVERTED = {
+    np.dtype(np.int64): np.dtype(np.float64),
+    np.dtype(np.uint64): np.dtype(np.float64),
+    np.dtype(np.float16): np.dtype(np.float32),
+}
+
+
+def type_name(dtype):
+    return _TYPE_NAMES.get(np.dtype(dtype))
+
+
+def counted_dtype(dtype, what="samples"):
+    """The dtype levelhist counts samples of `dtype` as (itself or a wider exact one)."""
+    dtype = np.dtype(dtype)
+    if dtype in _TYPE_NAMES:
+        return dtype
+    if dtype in _CONVERTED:
+        return _CONVERTED[dtype]
+    raise TypeError(
+        f"levelhist: {what} of dtype {dtype} are not supported; give uint8, int8, uint16, int16, int32, "
+        "uint32, int64, uint64, float16, float32 or float64"
+    )
+
+
+def weight_dtype_of(dtype):
+    """Weights are summed as float32 or float64; other real dtypes become float64."""
+    dtype = np.dtype(dtype)
+    if dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        return dtype
+    if dtype.kind in "biuf" and dtype.itemsize <= 8:
+        return np.dtype(np.float64)
+    raise TypeError(f"levelhist: weights of dtype {dtype} are not supported; give real numbers (float64 sums)")
+
+
+def library_of(a):
+    """'numpy', 'cupy', 'torch' (CUDA tensor) or 'torch_cpu', by the array's type."""
+    module = type(a).__module__.partition(".")[0]
+    if module == "cupy":
+        return "cupy"
+    if module == "torch" and hasattr(a, "is_cuda"):
+        return "torch" if a.is_cuda else "torch_cpu"
+    return "numpy"
+
+
+# ---- numpy ------------------------------------------------------------------------
+
+
+class Host:
+    """numpy arrays in host memory."""
+
+    name = "numpy"
+
+    @staticmethod
+    def flat(a):
+        a = np.asarray(a)
+        if a.dtype == np.bool_:
+            # numpy.histogram does the same, with the same warning.
+            warnings.warn(f"Converting input from {a.dtype} to {np.uint8} for compatibility.", RuntimeWarning, stacklevel=4)
+            a = a.astype(np.uint8)
+        return np.ravel(a)  # a copy only when `a` is not contiguous
+
+    @staticmethod
+    def dtype(a):
+        return a.dtype
+
+    @staticmethod
+    def convert(a, dtype):
+        return a if a.dtype == dtype else a.astype(dtype)
+
+    @staticmethod
+    def minmax(a):
+        return a.min(), a.max()
+
+    @staticmethod
+    def size(x):
+        return x.size
+
+
+# ---- CuPy -------------------------------------------------------------------------
+
+
+class CuPy:
+    name = "cupy"
+
+    @staticmethod
+    def module():
+        return sys.modules["cupy"]
+
+    @staticmethod
+    def flat(a):
+        if a.dtype == np.bool_:
+            warnings.warn(f"Converting input from {a.dtype} to {np.uint8} for compatibility.", RuntimeWarning, stacklevel=4)
+            a = a.astype(np.uint8)
+        return a.ravel()  # a copy only when `a` is not contiguous
+
+    @staticmethod
+    def dtype(a):
+        return np.dtype(a.dtype)
+
+    @staticmethod
+    def convert(a, dtype):
+        return a if a.dtype == dtype else a.astype(dtype)
+
+    @staticmethod
+    def minmax(a):
+        return a.min().get()[()], a.max().get()[()]
+
+    @staticmethod
+    def device(a):
+        return a.device.id
+
+    @staticmethod
+    def pointer(a):
+        return a.data.ptr
+
+    @staticmethod
+    def using(device):
+        return CuPy.module().cuda.Device(device)
+
+    @staticmethod
+    def stream(device):
+        # The caller's current stream on that device (cupy.cuda.get_current_stream).
+        return CuPy.module().cuda.get_current_stream().ptr
+
+    @staticmethod
+    def empty(n, dtype, device):
+        return CuPy.module().empty(n, dtype=dtype)
+
+    @staticmethod
+    def zeros(n, dtype, device):
+        return CuPy.module().zeros(n, dtype=dtype)
+
+    @staticmethod
+    def from_numpy(x, device):
+        return CuPy.module().asarray(x)
+
+    @staticmethod
+    def to_numpy(x):
+        return x.get()
+
+    @staticmethod
+    def astype(x, dtype):
+        return x.astype(dtype)
+
+    @staticmethod
+    def size(x):
+        return x.size
+
+    @staticmethod
+    def copy(x):
+        return x.copy()
+
+    @staticmethod
+    def synchronize(device):
+        CuPy.module().cuda.get_current_stream().synchronize()
+
+
+# ---- PyTorch ----------------------------------------------------------------------
+
+
+def _torch():
+    return sys.modules["torch"]
+
+
+def _torch_dtypes():
+    torch = _torch()
+    table = {
+        torch.uint8: np.dtype(np.uint8),
+        torch.int8: np.dtype(np.int8),
+        torch.int16: np.dtype(np.int16),
+        torch.int32: np.dtype(np.int32),
+        torch.int64: np.dtype(np.int64),
+        torch.float16: np.dtype(np.float16),
+        torch.float32: np.dtype(np.float32),
+        torch.float64: np.dtype(np.float64),
+        torch.bool: np.dtype(np.bool_),
+    }
+    for name, np_type in (("uint16", np.uint16), ("uint32", np.uint32), ("uint64", np.uint64)):
+        if hasattr(torch, name):
+            table[getattr(torch, name)] = np.dtype(np_type)
+    return table
+
+
+def _to_torch_dtype(dtype):
+    torch = _torch()
+    for t, d in _torch_dtypes().items():
+        if d == dtype and t is not torch.bool:
+            return t
+    raise TypeError(f"levelhist: no torch dtype for {dtype}")
+
+
+class Torch:
+    name = "torch"
+
+    @staticmethod
+    def flat(a):
+        torch = _torch()
+        a = a.detach()
+        if a.dtype == torch.bool:
+            warnings.warn("Converting input from bool to <class 'numpy.uint8'> for compatibility.", RuntimeWarning, stacklevel=4)
+            a = a.to(torch.uint8)
+        elif a.dtype == torch.bfloat16:
+            a = a.to(torch.float32)  # exact; counted as float32 samples (numpy has no bfloat16)
+        return a.reshape(-1).contiguous()  # a copy only when `a` is not contiguous
+
+    @staticmethod
+    def dtype(a):
+        try:
+            return _torch_dtypes()[a.dtype]
+        except KeyError:
+            raise TypeError(f"levelhist: samples of dtype {a.dtype} are not supported") from None
+
+    @staticmethod
+    def convert(a, dtype):
+        return a if Torch.dtype(a) == dtype else a.to(_to_torch_dtype(dtype))
+
+    @staticmethod
+    def minmax(a):
+        dtype = Torch.dtype(a)
+        return dtype.type(a.min().item()), dtype.type(a.max().item())
+
+    @staticmethod
+    def device(a):
+        index = a.device.index
+        return _torch().cuda.current_device() if index is None else index
+
+    @staticmethod
+    def pointer(a):
+        return a.data_ptr()
+
+    @staticmethod
+    def using(device):
+        return _torch().cuda.device(device)
+
+    @staticmethod
+    def stream(device):
+        # The caller's current stream on that device (torch.cuda.current_stream).
+        return _torch().cuda.current_stream(device).cuda_stream
+
+    @staticmethod
+    def empty(n, dtype, device):
+        return _torch().empty(n, dtype=_to_torch_dtype(np.dtype(dtype)), device=f"cuda:{device}")
+
+    @staticmethod
+    def zeros(n, dtype, device):
+        return _torch().zeros(n, dtype=_to_torch_dtype(np.dtype(dtype)), device=f"cuda:{device}")
+
+    @staticmethod
+    def from_numpy(x, device):
+        return _torch().from_numpy(np.ascontiguousarray(x)).to(f"cuda:{device}")
+
+    @staticmethod
+    def to_numpy(x):
+        return x.cpu().numpy()
+
+    @staticmethod
+    def astype(x, dtype):
+        return x.to(_to_torch_dtype(np.dtype(dtype)))
+
+    @staticmethod
+    def size(x):
+        return x.numel()
+
+    @staticmethod
+    def copy(x):
+        return x.clone()
+
+    @staticmethod
+    def synchronize(device):
+        _torch().cuda.current_stream(device).synchronize()
+
+
+DEVICE_LIBRARIES = {"cupy": CuPy, "torch": Torch}

@@ -1,0 +1,176 @@
+"""CuPy arrays and PyTorch CUDA tensors: counted on their device, zero-copy,
+on the caller's current stream; results on the same device, equal to
+numpy.histogram / numpy.bincount of the same data. Skipped without CuPy or
+PyTorch, without a GPU, or with a levelhist built without CUDA."""
+import importlib
+
+import numpy as np
+import pytest
+
+import levelhist
+
+RNG = np.random.default_rng(7)
+
+
+def _library(name):
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        return None
+    try:
+        if name == "cupy":
+            ok = module.cuda.runtime.getDeviceCount() > 0
+        else:
+            ok = module.cuda.is_available()
+    except Exception:
+        ok = False
+    return module if ok else None
+
+
+def _levelhist_cuda():
+    ok, why = levelhist.cuda_available()
+    return ok, why
+
+
+@pytest.fixture(params=["cupy", "torch"])
+def xp(request):
+    module = _library(request.param)
+    if module is None:
+        pytest.skip(f"{request.param} with a CUDA device is not available here")
+    ok, why = _levelhist_cuda()
+    if not ok:
+        pytest.skip(f"levelhist cannot count on a GPU here: {why}")
+    return request.param, module
+
+
+def to_device(xp, a):
+    name, m = xp
+    if name == "cupy":
+        return m.asarray(a)
+    return m.from_numpy(np.ascontiguousarray(a)).to("cuda")
+
+
+def to_host(xp, a):
+    name, _ = xp
+    return a.get() if name == "cupy" else a.cpu().numpy()
+
+
+def is_on_device(xp, a):
+    name, m = xp
+    if name == "cupy":
+        return isinstance(a, m.ndarray)
+    return a.is_cuda
+
+
+def check(xp, x, *args, weights=None, **kwargs):
+    want_hist, want_edges = np.histogram(x, *args, weights=weights, **kwargs)
+    got_hist, got_edges = levelhist.histogram(to_device(xp, x), *args,
+                                              weights=None if weights is None else to_device(xp, weights), **kwargs)
+    assert is_on_device(xp, got_hist) and is_on_device(xp, got_edges)
+    np.testing.assert_array_equal(to_host(xp, got_edges), want_edges)
+    h = to_host(xp, got_hist)
+    assert h.dtype == want_hist.dtype
+    if weights is None and not kwargs.get("density"):
+        np.testing.assert_array_equal(h, want_hist)
+    else:
+        np.testing.assert_allclose(h, want_hist, rtol=1e-5 if h.dtype == np.float32 else 1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64, np.int64, np.float16])
+def test_every_dtype_against_numpy(xp, dtype):
+    x = (RNG.normal(0.4, 0.5, 200000) * (1 if np.dtype(dtype).kind == "f" else 100)).astype(dtype)
+    for bins, range_ in [(10, (0, 1)), (1024, (0, 1)), (256, None), (7, (-3, 300)), (1000, (-0.3, 0.7))]:
+        check(xp, x, bins, range_)
+    check(xp, x, [-1, 0, 0.5, 0.7, 2])
+
+
+def test_float32_edges_on_device(xp):
+    for bins, range_ in [(10, (0, 1)), (1024, (0, 1)), (1000, (-0.3, 0.7))]:
+        e = np.histogram_bin_edges(np.zeros(1, np.float32), bins, range_).astype(np.float32)
+        x = np.concatenate([e, np.nextafter(e, np.float32(2)), np.nextafter(e, np.float32(-2))] * 50)
+        check(xp, x, bins, range_)
+    x = RNG.random(100000).astype(np.float32)
+    check(xp, x, 333)  # range from the data: edges computed in float32
+
+
+def test_nan_inf_weights_density(xp):
+    x = RNG.normal(0, 1, 300000).astype(np.float32)
+    x[::101] = np.nan
+    x[::103] = np.inf
+    check(xp, x, 100, (-2, 2))
+    w = RNG.random(x.size)
+    check(xp, x, 100, (-2, 2), weights=w)
+    check(xp, x, 100, (-2, 2), weights=w.astype(np.float32))
+    check(xp, x, 50, (-2, 2), density=True)
+    check(xp, x, [-np.inf, -1, 0, 0, 1, np.inf])
+
+
+def test_strided_and_nd(xp):
+    x = RNG.random((300, 400)).astype(np.float32)
+    d = to_device(xp, x)
+    sliced = d[:, ::3]
+    got, _ = levelhist.histogram(sliced, 64, (0, 1))
+    np.testing.assert_array_equal(to_host(xp, got), np.histogram(x[:, ::3], 64, (0, 1))[0])
+
+
+def test_current_stream_is_used(xp):
+    name, m = xp
+    x = RNG.random(1 << 20).astype(np.float32)
+    want = np.histogram(x, 1024, (0, 1))[0]
+    if name == "cupy":
+        s = m.cuda.Stream(non_blocking=True)
+        with s:
+            d = m.asarray(x)
+            got, _ = levelhist.histogram(d, 1024, (0, 1))
+            s.synchronize()
+    else:
+        s = m.cuda.Stream()
+        with m.cuda.stream(s):
+            d = m.from_numpy(x).to("cuda", non_blocking=False)
+            got, _ = levelhist.histogram(d, 1024, (0, 1))
+        s.synchronize()
+    np.testing.assert_array_equal(to_host(xp, got), want)
+
+
+def test_bincount(xp):
+    x = RNG.integers(0, 5000, 100000).astype(np.int32)
+    w = RNG.random(100000)
+    got = levelhist.bincount(to_device(xp, x), minlength=6000)
+    np.testing.assert_array_equal(to_host(xp, got), np.bincount(x, minlength=6000))
+    got_w = levelhist.bincount(to_device(xp, x), weights=to_device(xp, w))
+    np.testing.assert_allclose(to_host(xp, got_w), np.bincount(x, weights=w), rtol=1e-10)
+
+
+def test_histogram_object_on_device(xp):
+    h = levelhist.Histogram(256, (0, 1))
+    parts = [RNG.random(100000).astype(np.float32) for _ in range(3)]
+    for p in parts:
+        h.fill(to_device(xp, p))
+    assert is_on_device(xp, h.counts)
+    np.testing.assert_array_equal(to_host(xp, h.counts), np.histogram(np.concatenate(parts), 256, (0, 1))[0])
+    assert h.total == 300000
+    with pytest.raises(ValueError):
+        h.fill(parts[0])  # host samples into device counts
+
+
+def test_host_arrays_through_the_cuda_backend(xp):
+    x = RNG.random(5_000_000).astype(np.float32)
+    h = levelhist.Histogram(1024, (0, 1), dtype=np.float32, backend="cuda")
+    h.fill(x)
+    np.testing.assert_array_equal(h.counts, np.histogram(x, 1024, (0, 1))[0])
+    assert "gpu" in "".join(h.strategy.values()) or h.strategy
+
+
+def test_more_than_two_to_the_31_samples(xp):
+    name, m = xp
+    n = (1 << 31) + 7
+    if name == "cupy":
+        x = m.zeros(n, dtype=m.uint8)
+        x[-5:] = 7
+    else:
+        x = m.zeros(n, dtype=m.uint8, device="cuda")
+        x[-5:] = 7
+    hist, _ = levelhist.histogram(x, 256, (0, 256))
+    h = to_host(xp, hist)
+    assert h[0] == n - 5 and h[7] == 5 and h.dtype == np.int64
+    del x
