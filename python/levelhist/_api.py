@@ -126,6 +126,30 @@ def _axis_for(lib, x, dtype, bins, range, weights_flat):
     raise ValueError("`bins` must be 1d, when an array")
 
 
+# The common call, histogram(numpy array, int, (lo, hi)) without weights or
+# density, by (dtype, bins, range with its types): its axis, at a dictionary
+# lookup's cost.
+_fast_axes = {}
+
+
+def _fast_histogram(a, bins, range):
+    lo, hi = range
+    key = (a.dtype, bins, type(lo), lo, type(hi), hi)
+    axis = _fast_axes.get(key)
+    if axis is None:
+        if a.dtype not in _arrays._TYPE_NAMES or a.dtype == np.bool_:
+            return None
+        axis = _edges.uniform_axis(a.dtype, _edges.bins_count(bins), range, a.size, None)
+        if axis.slot_map is not None:
+            return None
+        if len(_fast_axes) >= 256:
+            _fast_axes.clear()
+        _fast_axes[key] = axis
+    x = a.reshape(-1)  # a view when contiguous, else one copy
+    slots = _count_host(axis, x, None)
+    return slots[: axis.bins], axis.edges.copy()
+
+
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """The histogram of `a`: numpy.histogram's results, counted by levelhist.
 
@@ -147,6 +171,10 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     name ('auto', 'fd', ...; numpy arrays only, edges by
     numpy.histogram_bin_edges).
     """
+    if type(a) is np.ndarray and type(bins) is int and type(range) is tuple and weights is None and not density:
+        result = _fast_histogram(a, bins, range)
+        if result is not None:
+            return result
     lib_name, lib = _library(a)
     if lib_name == "torch_cpu":
         torch = sys.modules["torch"]

@@ -105,6 +105,19 @@ class Host:
         return x.size
 
 
+class _SameDevice:
+    """The context for a device that is current already: nothing to switch."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_SAME_DEVICE = _SameDevice()
+
+
 # ---- CuPy -------------------------------------------------------------------------
 
 
@@ -120,7 +133,9 @@ class CuPy:
         if a.dtype == np.bool_:
             warnings.warn(f"Converting input from {a.dtype} to {np.uint8} for compatibility.", RuntimeWarning, stacklevel=4)
             a = a.astype(np.uint8)
-        return a.ravel()  # a copy only when `a` is not contiguous
+        # The samples' order does not matter, only that they are contiguous: a
+        # contiguous array of any shape is counted as it is, others copied once.
+        return a if a.flags.c_contiguous else a.ravel()
 
     @staticmethod
     def dtype(a):
@@ -144,7 +159,8 @@ class CuPy:
 
     @staticmethod
     def using(device):
-        return CuPy.module().cuda.Device(device)
+        cuda = CuPy.module().cuda
+        return _SAME_DEVICE if cuda.runtime.getDevice() == device else cuda.Device(device)
 
     @staticmethod
     def stream(device):
@@ -191,7 +207,13 @@ def _torch():
     return sys.modules["torch"]
 
 
+_torch_table = None
+
+
 def _torch_dtypes():
+    global _torch_table
+    if _torch_table is not None:
+        return _torch_table
     torch = _torch()
     table = {
         torch.uint8: np.dtype(np.uint8),
@@ -207,6 +229,7 @@ def _torch_dtypes():
     for name, np_type in (("uint16", np.uint16), ("uint32", np.uint32), ("uint64", np.uint64)):
         if hasattr(torch, name):
             table[getattr(torch, name)] = np.dtype(np_type)
+    _torch_table = table
     return table
 
 
@@ -224,13 +247,15 @@ class Torch:
     @staticmethod
     def flat(a):
         torch = _torch()
-        a = a.detach()
+        if a.requires_grad:
+            a = a.detach()
         if a.dtype == torch.bool:
             warnings.warn("Converting input from bool to <class 'numpy.uint8'> for compatibility.", RuntimeWarning, stacklevel=4)
             a = a.to(torch.uint8)
         elif a.dtype == torch.bfloat16:
             a = a.to(torch.float32)  # exact; counted as float32 samples (numpy has no bfloat16)
-        return a.reshape(-1).contiguous()  # a copy only when `a` is not contiguous
+        # Contiguous tensors of any shape are counted as they are; others copied once.
+        return a if a.is_contiguous() else a.reshape(-1).contiguous()
 
     @staticmethod
     def dtype(a):
@@ -259,7 +284,8 @@ class Torch:
 
     @staticmethod
     def using(device):
-        return _torch().cuda.device(device)
+        cuda = _torch().cuda
+        return _SAME_DEVICE if cuda.current_device() == device else cuda.device(device)
 
     @staticmethod
     def stream(device):

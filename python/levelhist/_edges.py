@@ -17,6 +17,7 @@ and a Binning whose edges are exactly those values: an even Binning with the
 matching rounding when its edges reproduce numpy's bit for bit (checked once
 per axis), explicit edges otherwise.
 """
+import math
 import operator
 from collections import OrderedDict
 
@@ -77,6 +78,13 @@ def _scalar_key(v):
     return (type(v), v)
 
 
+def _finite(v):
+    t = type(v)
+    if t is float or t is int:
+        return t is int or math.isfinite(v)
+    return np.isfinite(v)
+
+
 def outer_edges(range, size, minmax):
     """numpy's _get_outer_edges: the range, or the samples' min and max (numpy
     scalars of their dtype, from minmax()), widened by 0.5 when equal."""
@@ -84,7 +92,7 @@ def outer_edges(range, size, minmax):
         first_edge, last_edge = range
         if first_edge > last_edge:
             raise ValueError("max must be larger than min in range parameter.")
-        if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+        if not (_finite(first_edge) and _finite(last_edge)):
             raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
     elif size == 0:
         first_edge, last_edge = 0, 1
