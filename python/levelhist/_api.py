@@ -51,24 +51,29 @@ def _host_backend(n, backend):
     return "cpu" if n < HOST_CPU_BELOW else "auto"
 
 
-def _count_host(axis, x, w, out=None, backend=None, strategy="auto", threads=0):
-    """Counts host samples x (weights w) into out (new slots unless given)."""
+def _count_host(axis, x, w, out=None, backend=None, strategy="auto", threads=0, used=None):
+    """Counts host samples x (weights w) into out (new slots unless given).
+    used: a dict that gets the strategy's name under the sample type."""
     type_name = _arrays.type_name(x.dtype)
     weight_name = None if w is None else _arrays.type_name(w.dtype)
     entry = _entry(axis, type_name, weight_name, _host_backend(x.size, backend), -1, strategy, threads)
+    if used is not None:
+        used[type_name] = entry.plan.strategy
     if out is None:
         out = np.zeros(entry.plan.slots, dtype=np.float64 if w is not None else np.int64)
     entry.plan.fill(x, w, out)
     return out
 
 
-def _count_device(lib, axis, x, w, out=None, strategy="auto"):
+def _count_device(lib, axis, x, w, out=None, strategy="auto", used=None):
     """Counts device samples x (weights w) on the caller's current stream into
     out (new slots unless given, then added to)."""
     device = lib.device(x)
     type_name = _arrays.type_name(lib.dtype(x))
     weight_name = None if w is None else _arrays.type_name(lib.dtype(w))
     entry = _entry(axis, type_name, weight_name, "cuda", device, strategy)
+    if used is not None:
+        used[type_name] = entry.plan.strategy
     n = lib.size(x)
     with lib.using(device):
         stream = lib.stream(device)
@@ -309,6 +314,7 @@ class Histogram:
         self._lib = None  # where the slots live: Host, CuPy or Torch
         self._device = -1
         self._slots = None
+        self._strategies = {}
 
     # ---- filling ----
     def fill(self, a, weights=None):
@@ -331,9 +337,10 @@ class Histogram:
             where = "host memory" if self._lib is Host else f"{self._lib.name} arrays on device {self._device}"
             raise ValueError(f"levelhist: this Histogram holds counts from {where}; fill it from there")
         if lib is Host:
-            self._slots = _count_host(self._axis, x, w, self._slots, self._backend, self._strategy, self._threads)
+            self._slots = _count_host(self._axis, x, w, self._slots, self._backend, self._strategy, self._threads,
+                                      self._strategies)
         else:
-            self._slots = _count_device(lib, self._axis, x, w, self._slots, self._strategy)
+            self._slots = _count_device(lib, self._axis, x, w, self._slots, self._strategy, self._strategies)
         return self
 
     def reset(self):
@@ -394,8 +401,8 @@ class Histogram:
 
     @property
     def strategy(self):
-        """The strategies counting this histogram, by sample type."""
-        return {key[0]: entry.plan.strategy for key, entry in self._axis.plans.items()}
+        """The strategy that counted this histogram's last fill of each sample type."""
+        return dict(self._strategies)
 
     def __repr__(self):
         kind = "sums" if self._weighted else "counts"

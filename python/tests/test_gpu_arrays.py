@@ -73,7 +73,8 @@ def check(xp, x, *args, weights=None, **kwargs):
     if weights is None and not kwargs.get("density"):
         np.testing.assert_array_equal(h, want_hist)
     else:
-        np.testing.assert_allclose(h, want_hist, rtol=1e-5 if h.dtype == np.float32 else 1e-10)
+        # (numpy adds float32 weights in float32; levelhist in float64, rounded once.)
+        np.testing.assert_allclose(h, want_hist, rtol=1e-4 if h.dtype == np.float32 else 1e-10)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64, np.int64, np.float16])
