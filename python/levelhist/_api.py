@@ -205,13 +205,15 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
             return hist / db / hist.sum(), edges
         return hist, edges
     slots = _count_device(lib, axis, x, w)
+    device = lib.device(x)
     if axis.slot_map is None:
         hist = slots[: axis.bins]
     else:
-        hist = lib.from_numpy(axis.numpy_bins(lib.to_numpy(slots)), lib.device(x))
+        with lib.using(device):
+            hist = lib.from_numpy(axis.numpy_bins(lib.to_numpy(slots)), device)
     if w is not None and weight_dtype != np.float64:
-        hist = lib.astype(hist, weight_dtype)
-    device = lib.device(x)
+        with lib.using(device):
+            hist = lib.astype(hist, weight_dtype)
     key = (lib.name, device)
     if key not in axis.device_edges:
         with lib.using(device):
