@@ -164,7 +164,10 @@ int run_list(const std::vector<std::string>& args) {
     for (Backend b : {Backend::cpu, Backend::cuda}) {
       std::string why;
       bool listed = std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.s->backend == b; });
-      if (listed && !backend_available(b, &why)) out += "\n" + std::string(to_string(b)) + " strategies cannot run here: " + why + "\n";
+      if (!listed || backend_available(b, &why)) continue;
+      out += '\n';
+      out += to_string(b);
+      out += " strategies cannot run here: " + why + "\n";
     }
     if (!built_with_cuda()) out += "\nThis build has no CUDA backend: its CUDA strategies are not compiled in.\n";
     out += "\n'levelhist list --why ...' shows how auto chooses for a problem.\n";
