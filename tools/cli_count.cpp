@@ -543,7 +543,7 @@ int count_sparse(const ParsedArgs& p) {
 
 }  // namespace
 
-int run_count(const std::vector<std::string>& args) {
+std::vector<OptionSpec> count_option_specs() {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.insert(specs.end(), {{"--type", true},
                              {"--bins", true},
@@ -557,7 +557,11 @@ int run_count(const std::vector<std::string>& args) {
                              {"--weight-type", true},
                              {kPlotOption, true},
                              {"--sparse", false}});
-  ParsedArgs p = parse_args("count", args, specs);
+  return specs;
+}
+
+int run_count(const std::vector<std::string>& args) {
+  ParsedArgs p = parse_args("count", args, count_option_specs());
   if (p.help) {
     write_stdout(kCountHelp);
     return 0;

@@ -1,0 +1,61 @@
+// libFuzzer target: the PNG reader (png_io.cpp, libpng) through
+// image::decode_image, the in-memory entry point that image::read_image uses.
+// Besides crashes and sanitizer reports it checks that a failure is one
+// Error(input) line, and that every image it accepts keeps Image's invariants
+// and survives the encoder unchanged (encode_png, decode again).
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "core/image_codecs.hpp"
+#include "fuzz_support.hpp"
+
+using namespace levelhist;
+
+namespace {
+
+// The reader allocates the image the header declares before it reads a pixel
+// (a 68-byte file declaring 20000 x 20000 RGBA16 asks for 3.2 GB), which
+// libFuzzer counts as an out-of-memory finding on every such input. Until the
+// reader decodes incrementally with a pixel limit, headers declaring more
+// than this many pixels are skipped (the other inputs still reach libpng).
+constexpr std::uint64_t kMaxDeclaredPixels = std::uint64_t{1} << 22;
+
+std::uint32_t big_endian32(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
+}
+
+// Width x height of the IHDR chunk, which must come first (0 when it does not).
+std::uint64_t declared_pixels(std::span<const std::uint8_t> file) {
+  if (file.size() < 24 || std::memcmp(file.data() + 12, "IHDR", 4) != 0) return 0;
+  return std::uint64_t{big_endian32(file.data() + 16)} * big_endian32(file.data() + 20);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> file(data, size);
+  // Without the signature the PNG reader is never called.
+  if (!image::detail::looks_like_png(file)) return -1;
+  if (declared_pixels(file) > kMaxDeclaredPixels) return -1;
+  image::Image img;
+  try {
+    img = image::decode_image(file, "fuzz.png");
+  } catch (const Error& e) {
+    fuzz::check_error(e, false, true);
+    return 0;
+  }
+  try {
+    image::detail::check_image(img, "check the decoded image");
+  } catch (const Error& e) {
+    fuzz::finding(std::string("the reader returned a broken image: ") + e.what());
+  }
+  if (img.maxval != (img.bit_depth == 16 ? 65535u : 255u)) fuzz::finding("a PNG image decoded with a partial maxval");
+  // Encoding is slow next to decoding: round-trip the small images only.
+  if (img.bytes.size() > (1u << 16)) return 0;
+  const image::Image back = image::decode_image(image::encode_image(img, image::FileFormat::png), "round trip");
+  if (back.width != img.width || back.height != img.height || back.channels != img.channels ||
+      back.bit_depth != img.bit_depth || back.maxval != img.maxval || back.bytes != img.bytes)
+    fuzz::finding("the image changed in an encode/decode round trip");
+  return 0;
+}
