@@ -519,7 +519,7 @@ int count_sparse(const ParsedArgs& p) {
     usage_error("unknown key type " + quote(*t), "use --type u32, i32, u64 or i64 with --sparse");
   }
   for (const char* option : {"--bins", "--range", "--edges", "--numpy", "--channels", "--active", "--weights",
-                             "--weight-type", "--per-file", "--strategy"})
+                             "--weight-type", "--per-file", "--strategy", kPlotOption})
     if (p.has(option))
       usage_error(std::string(option) + " cannot be combined with --sparse",
                   "drop " + std::string(option) + ": --sparse gives one (value, count) pair per value that occurs");
