@@ -8,7 +8,8 @@
 # (default 60) on build-fuzz/corpus/TARGET, a working copy that starts from
 # fuzz/corpus/TARGET (never modified here) and keeps what libFuzzer finds
 # between runs; P targets run at the same time (default 1). Prints one line per
-# target (runs, coverage, corpus, crashes: 0 or the file of the crashing input)
+# target (runs, coverage, corpus, peak memory, crashes: 0 or the file of the
+# crashing input)
 # and exits 1 when any target found something. Installs clang and libFuzzer
 # (Debian's clang-14, libclang-rt-14-dev) when missing; the normal build does
 # not need them. See docs/FUZZING.md.
@@ -76,14 +77,16 @@ run_target() {
   local status=0
   "$build/fuzz/fuzz_$t" -dict="fuzz/$t.dict" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 \
     -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$log" 2>&1 || status=$?
-  local runs cov corp crash
+  # libFuzzer's last status line: coverage and the corpus it holds (inputs/bytes).
+  local runs cov corp rss crash
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 | awk '{print $2 " edges, " $4 " features"}')
-  corp=$(ls "$corpus" | wc -l)
+  corp=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | cut -d' ' -f2)
+  rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
   crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
   if [ "$status" -ne 0 ] && [ -z "$crash" ]; then crash="exit status $status, see $log"; fi
-  printf 'fuzz_%-6s %5ss  runs %-9s coverage %-28s corpus %-6s crashes %s\n' \
-    "$t" "$seconds" "${runs:-?}" "${cov:-?}" "$corp" "${crash:-0}"
+  printf 'fuzz_%-6s %5ss  runs %-10s coverage %-28s corpus %-10s peak %5s MB  crashes %s\n' \
+    "$t" "$seconds" "${runs:-?}" "${cov:-?}" "${corp:-?}" "${rss:-?}" "${crash:-0}"
   [ -z "$crash" ]
 }
 
