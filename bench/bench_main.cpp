@@ -23,9 +23,9 @@ int bench_main(const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "--cpu") != args.end()) return cpu_bench_main(args);
   try {
 #if LEVELHIST_HAVE_CUDA
-    // Issue 5's general-histogram cases (u16, f32, pixels, weights, u32 keys) have their own runner.
+    // The general-histogram cases (u16, f32, pixels, weights, u32 keys) have their own runner.
     if (std::find(args.begin(), args.end(), "--general") != args.end()) return general_bench_main(args);
-    // Counting sort and sparse histograms (issue 6): sort_sections.hpp.
+    // Counting sort and sparse histograms: sort_sections.hpp.
     if (std::find(args.begin(), args.end(), "--sort") != args.end()) return sort_bench_main(args);
 #else
     for (const char* runner : {"--general", "--sort"})

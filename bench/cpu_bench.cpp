@@ -7,7 +7,7 @@
 //   four sub-tables    the baseline: zstd's HIST_count (32-bit loads, four
 //                      256-entry tables, summed at the end), same threads, same
 //                      fork/join over the same mapping
-//   naive              Listing 1 of 002_f653b0f55bd9c251.txt on one thread
+//   naive              Wilt part 1, Listing 1, on one thread
 //   stream             a read-only pass over the mapping, same threads: the limit
 //   numpy.bincount     /usr/bin/python3, np.fromfile then bincount, only the
 //                      bincount timed (time.perf_counter)
@@ -281,7 +281,7 @@ void count_four_subtables(const unsigned char* p, std::uint64_t n, Counts& count
   }
 }
 
-// Listing 1 of 002_f653b0f55bd9c251.txt: one loop, one counter per value.
+// Wilt part 1, Listing 1: one loop, one counter per value.
 void count_naive(const unsigned char* p, std::uint64_t n, Counts& counts) {
   for (std::uint64_t i = 0; i < n; ++i) counts[p[i]] += 1;
 }

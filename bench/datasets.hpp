@@ -4,9 +4,10 @@
 //
 // Contention is what separates histogram methods, so the generators control
 // it directly: all zeros (every sample collides), k distinct values
-// (002_f653b0f55bd9c251.txt's `--random` parameter), linear i % 256 (no two
-// neighbours collide: the best case of 003_592fd0edfcf5f7b2.txt Fig. 6), uniform
-// random, and images, whose smooth regions repeat values locally (Fig. 7).
+// (the `--random` parameter of Wilt part 1's test program), linear i % 256 (no
+// two neighbours collide: the best case of Brown & Snoeyink, TRISH, Fig. 6),
+// uniform random, and images, whose smooth regions repeat values locally
+// (TRISH, Fig. 7).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -77,8 +78,8 @@ Image read_pgm(const std::string& path);
 // large areas, but it needs no file.
 Image smooth_synthetic_image(unsigned width, unsigned height, std::uint64_t seed);
 // The image repeated in both directions to fill a square of side sqrt(n)
-// (n must be a perfect square), as 003_592fd0edfcf5f7b2.txt tiles its test
-// images from 256^2 to 4096^2. Named "<image name>".
+// (n must be a perfect square), as Brown & Snoeyink (TRISH, Fig. 7) tile their
+// test images from 256^2 to 4096^2. Named "<image name>".
 Dataset tiled_image(const Image& image);
 
 // The directory holding the benchmark images: `override_dir` when not empty,

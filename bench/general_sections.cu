@@ -1,4 +1,4 @@
-// levelhist bench --general: the cases of issue 5 (general_sections.hpp).
+// levelhist bench --general: the general-histogram cases (general_sections.hpp).
 //
 // Plain problems (u16, f32, u32 keys) go through GpuBench::run_case, which
 // times the limit and every registry strategy that takes the case (cub
@@ -579,9 +579,10 @@ std::string general_bench_help() {
   std::string cases;
   for (const std::string& k : kGeneralCases) cases += (cases.empty() ? "" : ",") + k;
   return "Usage: levelhist bench --general [--cases LIST] [OPTION]...\n"
-         "The general-histogram cases of issue 5, one section each, 1 GiB resident on the GPU\n"
-         "(256 MiB with --quick): every CUDA strategy that takes the case, CUB (or the peer that\n"
-         "exists) and the streaming-read limit, every result checked against the CPU first.\n"
+         "The general-histogram cases (u16, f32, explicit edges, pixels, weights, u32 keys), one\n"
+         "section each, 1 GiB resident on the GPU (256 MiB with --quick): every CUDA strategy that\n"
+         "takes the case, CUB (or the peer that exists) and the streaming-read limit, every result\n"
+         "checked against the CPU first.\n"
          "  --cases LIST   some of " + cases + " (default: all)\n"
          "The other options are the GPU benchmark's (--strategies, --quick, --reps, --out, --format,\n"
          "--case-seconds, --quiet, ...). Then run bench/torch_bincount.py for torch.bincount(weights=).\n";

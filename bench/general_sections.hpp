@@ -1,4 +1,5 @@
-// levelhist bench: the general-histogram cases of issue 5, each a section of
+// levelhist bench: the general-histogram cases (u16, f32, explicit edges,
+// pixels, weights, u32 keys), each a section of
 // its own (1 GiB resident, uniform / constant / a skewed or structured
 // distribution), every CUDA strategy that takes the case side by side with
 // CUB (or the peer that exists: sort + reduce_by_key for huge bin counts,

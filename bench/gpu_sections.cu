@@ -39,7 +39,7 @@ Images load_images(const BenchOptions& o) {
 }
 
 void sizes_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
-  bench.begin_section({"sizes", "GB/s against n, u8 samples, 256 bins (003_592fd0edfcf5f7b2.txt Fig. 6)",
+  bench.begin_section({"sizes", "GB/s against n, u8 samples, 256 bins (Brown & Snoeyink, TRISH, Fig. 6)",
                        "n (samples = bytes)", XKind::samples});
   const Binning bins = byte_bins();
   for (const Dataset& d : {zeros(SampleType::u8), uniform(SampleType::u8, o.seed), linear_bytes()})
@@ -50,7 +50,7 @@ void distinct_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) 
   bench.begin_section({"distinct",
                        "GB/s against the number of distinct random values, n = 2^" +
                            std::to_string(std::countr_zero(plan.distinct_n)) +
-                           ", u8, 256 bins (002_f653b0f55bd9c251.txt Table 3, its --random parameter)",
+                           ", u8, 256 bins (Wilt part 1, Table 3, its --random parameter)",
                        "distinct values", XKind::count});
   const Binning bins = byte_bins();
   for (unsigned count : plan.distinct_counts) {
@@ -63,7 +63,7 @@ void distinct_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) 
 void images_section(GpuBench& bench, const Plan& plan, const Images& images) {
   bench.begin_section({"images",
                        "natural photographs and a smooth synthetic image, tiled, u8, 256 bins "
-                       "(003_592fd0edfcf5f7b2.txt Fig. 7)",
+                       "(Brown & Snoeyink, TRISH, Fig. 7)",
                        "image side (side x side pixels)", XKind::side});
   const Binning bins = byte_bins();
   for (const Image* image : {&images.coins, &images.camera, &images.synthetic}) {
@@ -87,9 +87,10 @@ void headline_section(GpuBench& bench, const Plan& plan, const BenchOptions& o, 
                   plan.headline_n);
 }
 
-// Issue 4's small-input figures: one call's time as a caller in a loop sees
-// it (launch included), against CUB's two-kernel calls (ANCHORS.md: 12.2 us at
-// 4 KiB .. 135 us at 256 MiB on an H200).
+// The small-input figures of the headline 256-bin kernel: one call's time as a
+// caller in a loop sees it (launch included), against CUB's two-kernel calls
+// (12.2 us at 4 KiB .. 135 us at 256 MiB on an H200, measured before
+// levelhist had its own small-call path).
 void latency_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
   bench.begin_section({"latency", "microseconds per call, back to back, u8 uniform, 256 bins", "n (samples = bytes)",
                        XKind::samples, Metric::microseconds});
@@ -139,8 +140,9 @@ void write_outputs(const BenchOptions& o, Results& results, Clock::time_point st
 
 Plan Plan::make(bool quick) {
   Plan p;
-  // 003 sweeps n = 8192 .. 2^28; this goes on to 2^30, the headline's size,
-  // which --quick keeps too (every 4th power counted down from it).
+  // TRISH (Brown & Snoeyink, §6) sweeps n = 8192 .. 2^28; this goes on to
+  // 2^30, the headline's size, which --quick keeps too (every 4th power
+  // counted down from it).
   for (unsigned e = quick ? 14 : 13; e <= 30; e += quick ? 4 : 1) p.sizes.push_back(pow2(e));
   p.distinct_n = pow2(28);
   for (unsigned k = 1; k <= 256; k *= quick ? 4 : 2) p.distinct_counts.push_back(k);

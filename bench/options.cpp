@@ -35,7 +35,7 @@ T parse_number(const std::string& option, const std::string& text) {
 std::string bench_help() {
   return R"(usage: levelhist bench [options]
        levelhist bench --cpu [options]     the CPU benchmark (see levelhist bench --cpu --help)
-       levelhist bench --general [options] issue 5's cases: u16, f32, explicit edges, pixels,
+       levelhist bench --general [options] the general histograms: u16, f32, explicit edges, pixels,
                                            weights, u32 keys (see levelhist bench --general --help)
        levelhist bench --sort [options]    counting sort and sparse histograms against std::sort
                                            and CUB's radix sort (see levelhist bench --sort --help)

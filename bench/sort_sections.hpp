@@ -1,4 +1,4 @@
-// levelhist bench --sort: counting sort and sparse histograms (issue 6).
+// levelhist bench --sort: counting sort and sparse histograms.
 //
 //   levelhist bench --sort [--quick] [bench options]
 //

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch.bincount with weights, timed as `levelhist bench --general --cases weighted` times
-levelhist's weighted strategies: the peer of issue 5's weighted case, to run in the same device
+levelhist's weighted strategies: the peer of the general benchmark's weighted case, to run in the same device
 call on the same GPU.
 
 f32 samples and f32 weights, 1024 even bins over [0, 1), 2^27 pairs (1 GiB of samples + weights;

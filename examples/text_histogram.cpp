@@ -1,4 +1,4 @@
-// The text histogram of 004_2fb0b8b1ce817291.txt (Kirk & Hwu, PMPP ch. 9):
+// The text histogram of Kirk & Hwu, PMPP ch. 9 (Figs. 9.1 and 9.2):
 // letters a-z in groups of four, 7 bins (a-d, e-h, ..., y-z). Reads a file, or
 // standard input when there is no argument or it is "-"; counts lowercase
 // letters only, as the book does (Fig. 9.2), or also uppercase with --fold-case.

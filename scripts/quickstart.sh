@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, step 1: install what is missing, build levelhist (with the CUDA
 # backend when nvcc is present), and run the main job on a built-in input: the
-# byte histogram of the coins photograph (002_f653b0f55bd9c251.txt, Figure 2).
+# byte histogram of the coins photograph (as in Wilt part 1, Figure 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure_packages.sh

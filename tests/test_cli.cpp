@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <levelhist/cuda.hpp>
 
 namespace {
@@ -677,6 +679,45 @@ TEST_F(CliTest, ListEveryStrategy) {
   EXPECT_EQ(j["built_with_cuda"].boolean(), levelhist::built_with_cuda());
 }
 
+// The works docs/REFERENCES.md lists, by the keys of its "### `key`" headings.
+std::vector<std::string> reference_keys() {
+  std::ifstream in(std::string(LEVELHIST_SOURCE_DIR) + "/docs/REFERENCES.md");
+  std::vector<std::string> keys;
+  for (std::string line; std::getline(in, line);)
+    if (line.size() > 6 && line.rfind("### `", 0) == 0 && line.back() == '`')
+      keys.push_back(line.substr(5, line.size() - 6));
+  return keys;
+}
+
+// What `list` prints as each strategy's source is something a user can look
+// up: a work of docs/REFERENCES.md by its key, or (levelhist's own kernels) a
+// document of this tree; never a team-internal file name or an issue number.
+TEST_F(CliTest, ListCitesReferencesAReaderCanFollow) {
+  const std::regex internal_document("[0-9]{3}_[0-9a-f]{16}");
+  const std::regex issue_number("[Ii]ssues? #?[0-9]");
+  for (const char* format : {"table", "csv", "json"}) {
+    const std::string out = ok({"list", "--format", format}).out;
+    EXPECT_FALSE(std::regex_search(out, internal_document)) << format << ":\n" << out;
+    EXPECT_FALSE(std::regex_search(out, issue_number)) << format << ":\n" << out;
+  }
+  const std::vector<std::string> keys = reference_keys();
+  ASSERT_GE(keys.size(), 8u) << "docs/REFERENCES.md lists too few works";
+  for (const std::string key : {"Wilt part 1", "Wilt part 2", "PMPP ch. 9", "TRISH", "CUB"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+  Json j = parse_json(ok({"list", "--format", "json"}).out);
+  for (const Json& row : j["strategies"].array()) {
+    const std::string source = row["source"].str();
+    bool cited = std::any_of(keys.begin(), keys.end(),
+                             [&](const std::string& key) { return source.find(key) != std::string::npos; });
+    if (const std::size_t doc = source.find("docs/"); !cited && doc != std::string::npos) {
+      const std::size_t end = source.find(".md", doc);
+      cited = end != std::string::npos &&
+              fs::exists(fs::path(LEVELHIST_SOURCE_DIR) / source.substr(doc, end + 3 - doc));
+    }
+    EXPECT_TRUE(cited) << row["name"].str() << ": " << source;
+  }
+}
+
 // ---- errors ----------------------------------------------------------------------------
 
 // The GPU benchmark runners where there is no GPU (or no CUDA backend): one
@@ -853,7 +894,7 @@ TEST_F(CliTest, FileNamesInJsonAndMessagesAreEscaped) {
   fails(1, {"count", path("no\nsuch")});
 }
 
-// ---- count: interleaved pixels and weights (issue 5) ------------------------------------
+// ---- count: interleaved pixels and weights ----------------------------------------------
 
 TEST_F(CliTest, CountChannelsOfPixels) {
   // Three RGBA pixels.

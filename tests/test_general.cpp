@@ -1,4 +1,4 @@
-// General histograms on the CPU (issue 5): interleaved pixels and weighted
+// General histograms on the CPU: interleaved pixels and weighted
 // histograms through the public API and the reference strategy cpu_serial,
 // with expectations written out by hand on small inputs; the validation errors
 // of the API; and the exact bin maps the GPU kernels use (core/bin_maps.hpp),

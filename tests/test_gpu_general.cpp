@@ -1,6 +1,6 @@
-// General histograms on the GPU (issue 5) against the CPU reference cpu_serial:
+// General histograms on the GPU against the CPU reference cpu_serial:
 //  * every CUDA strategy that takes a u16/i16/u32/i32/f32/f64 problem, on the
-//    issue's binnings (4096 and 65536 bins of u16, 1024 even f32 bins, 64 uneven
+//    target binnings (4096 and 65536 bins of u16, 1024 even f32 bins, 64 uneven
 //    edges, 2^20 and 2^24 bins of u32 keys, numpy's rule), every distribution
 //    of test_support.hpp (edges, NaN, +-inf, contention), tails and unaligned
 //    pointers, slot for slot;
@@ -12,7 +12,7 @@
 //  * the host paths (levelhist::histogram_pixels / histogram_weighted with a
 //    CUDA strategy), the dispatcher's split of images above 2^31 samples by rows
 //    and by whole pixels, the workspace contract (zero on return) and auto's
-//    choices for the issue's problem classes.
+//    choices for those problem classes.
 // Without a GPU every test skips and says why.
 #include <gtest/gtest.h>
 
@@ -638,7 +638,7 @@ TEST(GpuGeneral, AutoPicksTheMeasuredWinners) {
   Problem weighted{SampleType::f32, &f32_1024, n};
   weighted.weighted = true;
   EXPECT_EQ(chosen(weighted), "gpu_weighted_shared");
-  EXPECT_EQ(chosen({SampleType::u8, &bytes, n}), "gpu_lane_columns");  // plain bytes stay with issue 4's kernel
+  EXPECT_EQ(chosen({SampleType::u8, &bytes, n}), "gpu_lane_columns");  // plain bytes stay with the headline byte kernel
 }
 
 }  // namespace

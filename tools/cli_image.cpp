@@ -1,5 +1,6 @@
-// `levelhist image`, `threshold` and `equalize`: the image workflow of issue 6
-// (read an image, histogram its channels, binarize or equalize it, write it).
+// `levelhist image`, `threshold` and `equalize`: the image workflow of Wilt
+// part 1, Figures 1-3 (read an image, histogram its channels, binarize or
+// equalize it, write it).
 #include <algorithm>
 #include <filesystem>
 #include <system_error>

@@ -1,5 +1,5 @@
 // `levelhist text`: the letter histogram of Kirk & Hwu, PMPP chapter 9
-// (004_2fb0b8b1ce817291.txt, Figs. 9.1 and 9.2) over files or standard input.
+// (Figs. 9.1 and 9.2) over files or standard input.
 #include "cli.hpp"
 #include "input.hpp"
 #include "levelhist/text.hpp"

@@ -1,5 +1,5 @@
-// Small-call study for gpu_lane_columns (issue 4: 1 MiB in <= 5 us, 16 MiB in
-// <= 12 us, back to back). Variants of the library's own kernel
+// Small-call study for gpu_lane_columns (its small-call targets: 1 MiB in
+// <= 5 us, 16 MiB in <= 12 us, back to back). Variants of the library's own kernel
 // (src/cuda/lane_columns_kernel.cuh), differing only in their policy, timed in
 // ONE run, round-robin (one sample of every variant per round), beside the
 // streaming-read limit of the same buffer: the machines differ by more than the

@@ -8,7 +8,7 @@
 // on entry (cuda.hpp); every call leaves ALL of the storage zero again, so the
 // next call finds its workspace zero wherever its layout puts it.
 //
-// Three steps, all asynchronous on `stream` (the seed 002_f653b0f55bd9c251.txt):
+// Three steps, all asynchronous on `stream` (Wilt part 1, counting sort):
 //  1. one counter per value through levelhist::cuda::histogram, so the
 //     registry's fastest u8/u16 strategy for the input does the counting;
 //  2. cub::DeviceScan::ExclusiveSum of the 256 or 65536 counts: where each

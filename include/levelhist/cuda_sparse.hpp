@@ -1,7 +1,7 @@
 // levelhist: sparse histograms on the GPU, device-pointer API (sparse.hpp has
 // the host entry point). Compiles without nvcc; streams are passed as void*.
 //
-// The seed 002_f653b0f55bd9c251.txt's method in CUB: cub::DeviceRadixSort::
+// Wilt part 1's method (sort + reduce_by_key) in CUB: cub::DeviceRadixSort::
 // SortKeys (signed keys in signed order: CUB flips the sign bit itself), then
 // cub::DeviceReduce::ReduceByKey over the sorted keys with a constant 1 per key
 // and 64-bit sums: one (value, count) pair per run of equal keys. Both take the

@@ -1,6 +1,6 @@
-// levelhist: images in memory and on disk (issue 6), for the image workflow of
-// 002_f653b0f55bd9c251.txt: read an image, histogram its channels, threshold
-// or equalize it, write the result.
+// levelhist: images in memory and on disk, for the image workflow of Wilt
+// part 1 (Figures 1-3): read an image, histogram its channels, threshold or
+// equalize it, write the result.
 //
 //   levelhist::image::Image img = levelhist::image::read_image("photo.png");
 //   std::vector<levelhist::Histogram> h = levelhist::image::channel_histograms(img);  // image_ops.hpp

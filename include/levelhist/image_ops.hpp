@@ -1,4 +1,4 @@
-// levelhist: what the image workflow of issue 6 does with an image — one
+// levelhist: what the image workflow (image.hpp) does with an image — one
 // histogram per channel, statistics from a histogram, Otsu's threshold,
 // binarization and histogram equalization (OpenCV's definitions).
 //

@@ -1,9 +1,9 @@
 // levelhist: counting sort of 8- and 16-bit samples.
 //
-// The histogram is the sort (the seed 002_f653b0f55bd9c251.txt, "counting
-// sort"): count every value once (one bin per value, levelhist::fill or a CUDA
-// histogram strategy), take the exclusive prefix sum of the counts (where each
-// value's run starts), then write each value count times in value order. It is
+// The histogram is the sort (Wilt part 1, "counting sort"): count every value
+// once (one bin per value, levelhist::fill or a CUDA histogram strategy), take
+// the exclusive prefix sum of the counts (where each value's run starts), then
+// write each value count times in value order. It is
 // O(n + k) for k = 256 or 65536 possible values and touches the input once.
 //
 //   std::vector<std::uint16_t> in = ..., out(in.size());

@@ -3,10 +3,10 @@
 // When the possible values far outnumber the samples (user ids, hashes,
 // addresses), one counter per value cannot be allocated; sort the keys instead
 // and count the runs of equal neighbours: the (value, count) pairs of the
-// values that occur. The seed 002_f653b0f55bd9c251.txt names the method ("sort
-// the N inputs and look for adjacent duplicates ... Thrust calls this
-// reduce_by_key"). GPU: CUB radix sort then reduce_by_key (cuda_sparse.hpp);
-// CPU: a parallel LSD radix sort of a copy, then one pass counting runs.
+// values that occur. Wilt part 1 names the method ("sort the N inputs and
+// look for adjacent duplicates ... Thrust calls this reduce_by_key"). GPU:
+// CUB radix sort then reduce_by_key (cuda_sparse.hpp); CPU: a parallel LSD
+// radix sort of a copy, then one pass counting runs.
 //
 //   std::vector<std::uint32_t> ids = ...;
 //   for (auto [value, count] : levelhist::sparse_histogram<std::uint32_t>(ids)) ...

@@ -89,7 +89,7 @@ struct Strategy {
   const char* name;
   Backend backend;
   const char* summary;  // one line: what the method is
-  const char* source;   // which seed document, listing or figure it comes from
+  const char* source;   // which work, listing or figure it comes from (docs/REFERENCES.md)
   // True when this strategy can count `problem`; otherwise sets *why_not.
   bool (*supports)(const Problem& problem, std::string* why_not);
   // Bytes of workspace run() needs (0 for none).

@@ -1,5 +1,5 @@
 // levelhist: the text histogram of Kirk & Hwu, Programming Massively Parallel
-// Processors, chapter 9 (004_2fb0b8b1ce817291.txt, Figs. 9.1 and 9.2): the
+// Processors, 4th ed., chapter 9, Figs. 9.1 and 9.2 (docs/REFERENCES.md): the
 // letters a-z in groups of four, 7 bins a-d, e-h, i-l, m-p, q-t, u-x, y-z.
 //
 // Figure 9.2 maps a byte c to bin (c - 'a') / 4 when 'a' <= c <= 'z' and drops

@@ -1,5 +1,5 @@
 // Fast sample -> slot maps that are exactly BinIndexer::slot() (bin_index.hpp),
-// for the GPU kernels of issue 5 (docs/PERFORMANCE-general.md, section 3).
+// for the general-histogram GPU kernels (docs/PERFORMANCE-general.md, section 3).
 // Host and device code: the unit tests run every map on the CPU against
 // slot() (exhaustively for 16-bit samples, on edges +-2 ulps, specials and
 // random probes for floats), and the kernels run the very same functions.

@@ -13,7 +13,7 @@ constexpr std::array kRegistry = {
     &strategies::cpu_serial,
     &strategies::cpu_parallel,
 #if LEVELHIST_HAVE_CUDA
-    // CUDA, textbook kernels (004_2fb0b8b1ce817291.txt, 002_f653b0f55bd9c251.txt)
+    // CUDA, textbook kernels (Kirk & Hwu, PMPP ch. 9; Wilt part 1)
     &strategies::gpu_global_atomic,
     &strategies::gpu_global_atomic_unrolled,
     &strategies::gpu_block_global,
@@ -21,7 +21,7 @@ constexpr std::array kRegistry = {
     &strategies::gpu_coarse_contiguous,
     &strategies::gpu_coarse_interleaved,
     &strategies::gpu_aggregated,
-    // CUDA, per-thread and per-warp 256-bin methods (000, 003)
+    // CUDA, per-thread and per-warp 256-bin methods (Wilt part 2; Brown & Snoeyink, TRISH)
     &strategies::gpu_thread_packed,
     &strategies::gpu_thread_packed_avoid,
     &strategies::gpu_trish,
@@ -30,7 +30,7 @@ constexpr std::array kRegistry = {
     &strategies::gpu_thread_nugteren,
     // CUDA, levelhist's own kernels
     &strategies::gpu_lane_columns,
-    &strategies::gpu_lane_columns_fold,  // issue 4's instructive loser: small calls through the fold
+    &strategies::gpu_lane_columns_fold,  // the instructive loser: small calls through the fold
     &strategies::gpu_pixel_lane_columns,
     &strategies::gpu_shared_swizzle,
     &strategies::gpu_shared_lanes,

@@ -1,6 +1,6 @@
-// Counting sort on the CPU (the seed 002_f653b0f55bd9c251.txt: "sweeping
-// across the histogram bins [0..k-1] and using the count in the histogram bin
-// to emit that number of elements"). The counting is levelhist::fill's; this
+// Counting sort on the CPU (Wilt part 1: "sweeping across the histogram bins
+// [0..k-1] and using the count in the histogram bin to emit that number of
+// elements"). The counting is levelhist::fill's; this
 // file holds the sweep, split over cores by OUTPUT range: a part finds the
 // value at its first position by binary search in the run starts, so the parts
 // never depend on one another and every byte of the output is written once.

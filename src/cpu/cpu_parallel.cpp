@@ -1,5 +1,5 @@
 // cpu_parallel: fork/join with one private histogram per thread
-// (000_c3bc3bf1a09915a1.txt, "Privatized (Per Thread) Histograms": spawn one
+// (Wilt part 2, "Privatized (Per Thread) Histograms": spawn one
 // thread per core, give each its share of the samples and its own histogram,
 // combine the histograms at the end). The shares are contiguous chunks taken
 // from a queue (cpu_parallel_fork_join.hpp) rather than one fixed part per
@@ -329,7 +329,7 @@ std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
 const Strategy cpu_parallel{"cpu_parallel",
                             Backend::cpu,
                             "fork/join, one private histogram per thread (AVX-512 byte counter where available)",
-                            "000_c3bc3bf1a09915a1.txt (privatized per-thread histograms)",
+                            "Wilt part 2 (privatized per-thread histograms, CPU fork/join)",
                             supports,
                             no_workspace,
                             run,

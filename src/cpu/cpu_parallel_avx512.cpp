@@ -9,7 +9,7 @@
 //     group's histogram is the positional popcount of those words: eight words
 //     per vector go through a carry-save adder tree (VPTERNLOGQ; Harley-Seal,
 //     as in "Faster Positional-Population Counts for AVX2, AVX-512, and ASIMD",
-//     Clausecker and Lemire, 2024), and every 16 vectors the tree's "sixteens"
+//     Clausecker, Lemire and Schintke, 2024), and every 16 vectors the tree's "sixteens"
 //     output is reduced to 64 per-bin counts with VPERMB (byte transpose),
 //     GF2P8AFFINEQB (bit transpose) and VPOPCNTB.
 //

@@ -1,4 +1,4 @@
-// The fork/join of cpu_parallel (000_c3bc3bf1a09915a1.txt: one thread per
+// The fork/join of cpu_parallel (Wilt part 2: one thread per
 // core, each with its own histogram, then wait for all) and the queue that
 // hands the workers their chunks of the input. The CPU benchmark runs its
 // reference counters through the same two, so they pay the same thread

@@ -1,5 +1,5 @@
-// cpu_serial: one loop, one counter per bin. Listing 1 of
-// 002_f653b0f55bd9c251.txt (Wilt, "Histograms in CUDA", part 1), generalized
+// cpu_serial: one loop, one counter per bin. Listing 1 of Wilt, "Histograms
+// in CUDA: Privatized for Fast, Level Performance" (part 1), generalized
 // to every sample type through the shared BinIndexer. It is the reference
 // every other strategy is tested against, so it stays as plain as possible.
 //
@@ -78,7 +78,7 @@ int rank(const Problem&) { return 1; }  // the last resort of `auto`
 const Strategy cpu_serial{"cpu_serial",
                           Backend::cpu,
                           "one loop, one 64-bit counter per bin (the reference)",
-                          "002_f653b0f55bd9c251.txt Listing 1",
+                          "Wilt part 1, Listing 1",
                           supports,
                           no_workspace,
                           run,

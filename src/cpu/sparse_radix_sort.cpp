@@ -1,6 +1,6 @@
-// Sparse histograms on the CPU: sort, then count runs of equal neighbours (the
-// seed 002_f653b0f55bd9c251.txt: "sort the N inputs and look for adjacent
-// duplicates to identify the number of elements that belong in each bin").
+// Sparse histograms on the CPU: sort, then count runs of equal neighbours
+// (Wilt part 1: "sort the N inputs and look for adjacent duplicates to
+// identify the number of elements that belong in each bin").
 //
 // The sort is a parallel LSD radix sort of a copy, 8 bits a pass: each pass
 // counts digits per part (one part per thread), turns the counts into each

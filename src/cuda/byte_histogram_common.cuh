@@ -1,6 +1,6 @@
 // Shared pieces of the 256-bin byte-histogram kernels from the literature:
-// gpu_thread_packed(_avoid) (Wilt, 000_c3bc3bf1a09915a1.txt), gpu_trish,
-// gpu_warp_podlozhnyuk and gpu_thread_nugteren (003_592fd0edfcf5f7b2.txt).
+// gpu_thread_packed(_avoid) (Wilt part 2), gpu_trish, gpu_warp_podlozhnyuk and
+// gpu_thread_nugteren (Brown & Snoeyink, TRISH; docs/REFERENCES.md).
 //
 //  * what they count: u8 samples into 256 one-per-value bins (i8 too: the bin
 //    of raw byte v is v ^ 0x80, applied only where counts leave the kernel);
@@ -195,7 +195,7 @@ struct Packed8x64 {
         1u << ((v & 3u) << 3);
   }
 
-  // The 16-bit-pair binning of TRISH (003 §5.3) for one word: the row offsets
+  // The 16-bit-pair binning of TRISH (§5.3) for one word: the row offsets
   // (bytes) and lane shifts of bytes 0 and 2, and of bytes 1 and 3, come from
   // one shift and one mask each; `col` = 4 * tid occupies bits 2..7 and the row
   // offset (v >> 2) * 256 bits 8..13, so OR adds them. Assumes priv is the

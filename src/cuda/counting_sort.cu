@@ -1,6 +1,6 @@
-// Counting sort on the GPU (cuda_sort.hpp; the seed 002_f653b0f55bd9c251.txt:
-// "emit a sorted list by sweeping across the histogram bins [0..k-1] and using
-// the count in the histogram bin to emit that number of elements").
+// Counting sort on the GPU (cuda_sort.hpp; Wilt part 1: "emit a sorted list
+// by sweeping across the histogram bins [0..k-1] and using the count in the
+// histogram bin to emit that number of elements").
 //
 // 1. Counts: levelhist::cuda::histogram with one bin per value and the
 //    strategy `auto` picks for the type and n, so the sort counts as fast as

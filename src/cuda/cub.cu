@@ -1,5 +1,5 @@
 // cub: CUB's DeviceHistogram behind the Strategy interface, the external
-// baseline every levelhist kernel is measured against (ANCHORS.md). Never
+// baseline every levelhist kernel is measured against in the same run. Never
 // auto's choice.
 //
 // CUB counts into 32-bit counters, drops samples outside [lower, upper) and
@@ -426,7 +426,8 @@ const Strategy cub{"cub",
                    Backend::cuda,
                    "CUB DeviceHistogram (HistogramEven where CUB's arithmetic is exact, else HistogramRange on the "
                    "exact edges) plus a pass for underflow/overflow/NaN: the baseline",
-                   "CUB DeviceHistogram, as measured in ANCHORS.md; 002_f653b0f55bd9c251.txt (level performance)",
+                   "NVIDIA CUB, cub::DeviceHistogram (HistogramEven, HistogramRange); the aim of level "
+                   "performance: Wilt part 1",
                    supports,
                    workspace_bytes,
                    run,

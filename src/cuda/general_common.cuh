@@ -1,4 +1,4 @@
-// Shared pieces of levelhist's general-histogram kernels (issue 5): the exact
+// Shared pieces of levelhist's general-histogram kernels: the exact
 // bin maps of core/bin_maps.hpp as kernel functors, which map a problem uses,
 // unpacking 16-byte loads into samples, shared-memory sizing, and the
 // per-call workspace region that carries a map's tables to the device.

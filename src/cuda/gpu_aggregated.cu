@@ -1,9 +1,10 @@
 // gpu_aggregated: Fig. 9.14's coarsened, interleaved shared-memory histogram
-// plus aggregation, Kirk & Hwu's Fig. 9.15 (004_2fb0b8b1ce817291.txt): a
+// plus aggregation, Kirk & Hwu's Fig. 9.15 (PMPP ch. 9): a
 // thread counts a run of samples that fall into the same slot in a register and
 // adds the run with one shared atomic when the slot changes (and once more
 // after its loop). Fewer atomics on one address for skewed data (an image's
-// flat sky, all zeros), a few more instructions on uniform data (001's notes).
+// flat sky, all zeros), a few more instructions on uniform data (PMPP ch. 9,
+// section on aggregation).
 #include "cuda/textbook_common.cuh"
 
 namespace levelhist::cuda_detail::textbook {
@@ -33,6 +34,6 @@ int rank(const Problem&) { return 25; }
 
 const Strategy gpu_aggregated = make_strategy<AggregatedPolicy>(
     "gpu_aggregated", "shared-memory histogram per block, grid-stride, runs of equal bins added at once",
-    "004_2fb0b8b1ce817291.txt Fig. 9.15", rank);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.15", rank);
 
 }  // namespace levelhist::strategies

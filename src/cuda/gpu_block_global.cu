@@ -1,5 +1,5 @@
 // gpu_block_global: per-block private histograms in global memory, Kirk &
-// Hwu's Fig. 9.9 (004_2fb0b8b1ce817291.txt). Each block counts into its own
+// Hwu's Fig. 9.9 (PMPP ch. 9). Each block counts into its own
 // copy of bins+3 32-bit counters in the workspace (contention only within the
 // block), then commits it into the 64-bit output and clears it, leaving the
 // workspace zero. One thread per sample up to the grid cap; the grid is also
@@ -33,6 +33,6 @@ int rank(const Problem&) { return 10; }
 
 const Strategy gpu_block_global = make_strategy<BlockGlobalPolicy>(
     "gpu_block_global", "a private 32-bit histogram per block in global memory, committed by the block",
-    "004_2fb0b8b1ce817291.txt Fig. 9.9", rank);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.9", rank);
 
 }  // namespace levelhist::strategies

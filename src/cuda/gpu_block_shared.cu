@@ -1,7 +1,8 @@
 // gpu_block_shared: per-block private histograms in shared memory, Kirk &
-// Hwu's Fig. 9.10 (004_2fb0b8b1ce817291.txt): a block clears bins+3 32-bit
+// Hwu's Fig. 9.10 (PMPP ch. 9): a block clears bins+3 32-bit
 // counters in shared memory, counts one sample per thread with shared atomics
-// (latency of a few cycles instead of hundreds, 001's notes), and commits the
+// (latency of a few cycles instead of hundreds: PMPP ch. 9, section on
+// privatization), and commits the
 // non-zero counters to the 64-bit output. Supported while bins+3 counters fit
 // in the device's per-block shared memory (about 58,000 bins on an H100).
 #include "cuda/textbook_common.cuh"
@@ -26,6 +27,6 @@ using namespace cuda_detail::textbook;
 
 const Strategy gpu_block_shared = make_strategy<BlockSharedPolicy>(
     "gpu_block_shared", "a private 32-bit histogram per block in shared memory, one sample per thread",
-    "004_2fb0b8b1ce817291.txt Fig. 9.10", never_auto);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.10", never_auto);
 
 }  // namespace levelhist::strategies

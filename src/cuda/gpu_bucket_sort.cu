@@ -270,7 +270,7 @@ const Strategy gpu_bucket_sort{
     Backend::cuda,
     "u32/i32 keys in huge even bin counts (2^20, 2^24): one CUB radix pass on the top 8 bits, then a shared "
     "histogram per bucket run (in windows of up to 40 K bins)",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md: bucket_sort_smem, fixed for 2^24 bins)",
+    "levelhist (docs/PERFORMANCE-general.md: bucket_sort_smem, fixed for 2^24 bins)",
     supports,
     workspace_bytes,
     run,

@@ -1,9 +1,10 @@
 // gpu_coarse_contiguous: Fig. 9.10's shared-memory histogram with thread
 // coarsening by contiguous partitioning, Kirk & Hwu's Fig. 9.12
-// (004_2fb0b8b1ce817291.txt): thread t counts samples [t*CFACTOR,
+// (PMPP ch. 9): thread t counts samples [t*CFACTOR,
 // (t+1)*CFACTOR), CFACTOR = 16, so there are 16 times fewer blocks to commit.
 // Kept as the book's counter-example: a warp's loads are CFACTOR samples apart,
-// which does not coalesce on a GPU (001's notes); never auto's choice.
+// which does not coalesce on a GPU (PMPP ch. 9, section on coarsening); never
+// auto's choice.
 #include "cuda/textbook_common.cuh"
 
 namespace levelhist::cuda_detail::textbook {
@@ -26,6 +27,6 @@ using namespace cuda_detail::textbook;
 
 const Strategy gpu_coarse_contiguous = make_strategy<CoarseContiguousPolicy>(
     "gpu_coarse_contiguous", "shared-memory histogram per block, CFACTOR=16 contiguous samples per thread",
-    "004_2fb0b8b1ce817291.txt Fig. 9.12", never_auto);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.12", never_auto);
 
 }  // namespace levelhist::strategies

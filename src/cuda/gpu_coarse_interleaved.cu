@@ -1,6 +1,6 @@
 // gpu_coarse_interleaved: Fig. 9.10's shared-memory histogram with thread
 // coarsening by interleaved partitioning, Kirk & Hwu's Fig. 9.14
-// (004_2fb0b8b1ce817291.txt): a grid-stride loop, so a warp reads consecutive
+// (PMPP ch. 9): a grid-stride loop, so a warp reads consecutive
 // samples (coalesced), over a grid of at most the blocks the GPU runs at once
 // (and at least 16 samples per thread), so no block commits for nothing.
 #include "cuda/textbook_common.cuh"
@@ -31,6 +31,6 @@ int rank(const Problem&) { return 20; }
 
 const Strategy gpu_coarse_interleaved = make_strategy<CoarseInterleavedPolicy>(
     "gpu_coarse_interleaved", "shared-memory histogram per block, grid-stride loop over a resident grid",
-    "004_2fb0b8b1ce817291.txt Fig. 9.14", rank);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.14", rank);
 
 }  // namespace levelhist::strategies

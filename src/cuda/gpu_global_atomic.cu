@@ -1,7 +1,7 @@
 // gpu_global_atomic: one histogram, global atomics. Every thread adds its
 // sample straight into the 64-bit output slot with atomicAdd: Kirk & Hwu's
-// Fig. 9.6 (004_2fb0b8b1ce817291.txt, one thread per sample) and Wilt's
-// Listing 2 (002_f653b0f55bd9c251.txt, the same loop grid-striding). The
+// Fig. 9.6 (PMPP ch. 9, one thread per sample) and Wilt's Listing 2 (part 1,
+// the same loop grid-striding). The
 // baseline of chapter 9: every sample is one global atomic, so it is slow and
 // data-dependent (contention on skewed data); never auto's choice.
 #include "cuda/textbook_common.cuh"
@@ -26,6 +26,6 @@ using namespace cuda_detail::textbook;
 
 const Strategy gpu_global_atomic = make_strategy<GlobalAtomicPolicy>(
     "gpu_global_atomic", "one histogram in global memory, one global atomic per sample",
-    "004_2fb0b8b1ce817291.txt Fig. 9.6; 002_f653b0f55bd9c251.txt Listing 2", never_auto);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.6; Wilt part 1, Listing 2", never_auto);
 
 }  // namespace levelhist::strategies

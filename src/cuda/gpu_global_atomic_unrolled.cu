@@ -1,4 +1,4 @@
-// gpu_global_atomic_unrolled: Wilt's Listing 3 (002_f653b0f55bd9c251.txt):
+// gpu_global_atomic_unrolled: Wilt's Listing 3 (part 1):
 // Listing 2's global atomics, but each iteration loads four samples with one
 // wide load (32 bits for bytes, 64 for 16-bit samples, 128 for 32-bit ones, two
 // of 128 for f64) instead of one narrow load each. The head before the first
@@ -27,6 +27,6 @@ using namespace cuda_detail::textbook;
 
 const Strategy gpu_global_atomic_unrolled = make_strategy<GlobalAtomicUnrolledPolicy>(
     "gpu_global_atomic_unrolled", "one histogram in global memory, four samples per load, one atomic each",
-    "002_f653b0f55bd9c251.txt Listing 3", never_auto);
+    "Wilt part 1, Listing 3", never_auto);
 
 }  // namespace levelhist::strategies

@@ -1,8 +1,8 @@
 // gpu_lane_columns: levelhist's 256-bin byte histogram at the memory-bandwidth
-// limit, level on every distribution (issue 4). The kernel and its design notes
+// limit, level on every distribution. The kernel and its design notes
 // are in lane_columns_kernel.cuh, its tuning policy in lane_columns_policy.cuh;
 // this file holds the two strategies built on them: gpu_lane_columns and gpu_lane_columns_fold, the
-// instructive loser the issue asks to keep.
+// instructive loser kept to show what the small-call path buys.
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -17,7 +17,7 @@ namespace {
 namespace lc = cuda_detail::lane_columns;
 using lc::LaneColumnsPolicy;
 
-// The instructive loser (issue 4 asks to keep one): the same kernel with every
+// The instructive loser (kept as a strategy on purpose): the same kernel with every
 // call, however small, taking the fold (ticket + last block) instead of the
 // flag warp and the direct additions. Equal at 1 GiB, slower for small calls:
 // 1 MiB 5.03 against 4.12 us, 4 MiB 5.98 against 5.43 (small_calls_study, one
@@ -71,8 +71,8 @@ constexpr Strategy make(const char* name, const char* summary) {
   return Strategy{name,
                   Backend::cuda,
                   summary,
-                  "levelhist (issue 4); builds on 000_c3bc3bf1a09915a1.txt's interleaved per-thread layout and 003's "
-                  "staggered row sums",
+                  "levelhist (docs/PERFORMANCE.md); builds on Wilt part 2's interleaved per-thread layout (Fig. 6, "
+                  "Listing 5) and the staggered row sums of Brown & Snoeyink, TRISH §5.1",
                   supports,
                   workspace_bytes,
                   run<Policy>,
@@ -87,6 +87,6 @@ const Strategy gpu_lane_columns = make<LaneColumnsPolicy>(
     "32 lane-column copies per block (h[bin][lane]), shared atomics, conflict-free for any data; one launch");
 const Strategy gpu_lane_columns_fold = make<FoldOnlyPolicy>(
     "gpu_lane_columns_fold",
-    "gpu_lane_columns with every call ending in the ticket fold (no flag warp): the small-call loser of issue 4");
+    "gpu_lane_columns with every call ending in the ticket fold (no flag warp): the instructive loser on small calls");
 
 }  // namespace levelhist::strategies

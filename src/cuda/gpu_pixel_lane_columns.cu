@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(PixelLanePolicy::kThreads) pixel_lane_kernel(P
   }
   __syncthreads();
 
-  // Row sums, staggered so a warp reads 32 banks (003's TRISH indexing), into the accumulators.
+  // Row sums, staggered so a warp reads 32 banks (TRISH's staggered indexing, §5.1), into the accumulators.
   for (std::uint32_t r = threadIdx.x; r < a.hists * kValues; r += blockDim.x) {
     unsigned sum = 0;
 #pragma unroll 8
@@ -268,7 +268,7 @@ const Strategy gpu_pixel_lane_columns{
     Backend::cuda,
     "interleaved 8-bit pixels (1-4 channels, any active subset, row pitch): 32 lane columns per channel, "
     "conflict-free shared atomics, channel by byte position; one launch",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md: lane32_u4_1024, lane32_rgb24); gpu_lane_columns (issue 4)",
+    "levelhist (docs/PERFORMANCE-general.md: lane32_u4_1024, lane32_rgb24); gpu_lane_columns' layout per channel",
     supports,
     workspace_bytes,
     run,

@@ -27,7 +27,7 @@ const Strategy gpu_shared_lanes{
     Backend::cuda,
     "32 lane-column copies of a small shared histogram per block, conflict-free for any data; exact bin maps "
     "(cell table for explicit edges); 16/32/64-bit and float samples, up to ~1700 bins",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md); gpu_lane_columns' layout (issue 4) for any sample type",
+    "levelhist (docs/PERFORMANCE-general.md); gpu_lane_columns' layout for any sample type",
     supports,
     Impl::workspace_bytes,
     Impl::run,

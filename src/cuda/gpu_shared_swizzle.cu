@@ -27,7 +27,7 @@ const Strategy gpu_shared_swizzle{
     Backend::cuda,
     "one shared 32-bit histogram per block, XOR-swizzled against strided bank conflicts; exact integer-shift, "
     "float-margin and cell-table bin maps; 16/32/64-bit and float samples, up to ~56 K bins",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md); the per-block shared histogram of 004_2fb0b8b1ce817291.txt "
+    "levelhist (docs/PERFORMANCE-general.md); the per-block shared histogram of Kirk & Hwu, PMPP ch. 9, "
     "Fig. 9.10",
     supports,
     Impl::workspace_bytes,

@@ -30,7 +30,7 @@ const Strategy gpu_split_bins{
     Backend::cuda,
     "bins split into up to 8 parts of shared memory, block groups reading the same words (DRAM once, L2 per "
     "part); u16 one bin per value and other large bin counts",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md: halves_paired_L2)",
+    "levelhist (docs/PERFORMANCE-general.md: halves_paired_L2)",
     supports,
     Impl::workspace_bytes,
     Impl::run,

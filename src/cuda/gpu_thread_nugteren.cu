@@ -1,5 +1,5 @@
 // gpu_thread_nugteren: Nugteren et al.'s per-thread histograms (as described
-// in 003_592fd0edfcf5f7b2.txt §4.2): blocks of 32 threads, each thread with its
+// in Brown & Snoeyink, TRISH §4.2): blocks of 32 threads, each thread with its
 // own 256-bin histogram of 16-bit counters, two to a 32-bit word (128 words a
 // thread, 16 KB a block); at the end each block sums its 32 per-thread
 // histograms into one per-block histogram in the workspace, and a tail kernel
@@ -137,7 +137,7 @@ const Strategy gpu_thread_nugteren{
     "gpu_thread_nugteren",
     Backend::cuda,
     "per-thread histograms of 16-bit counters (two a word, 16 KB per 32-thread block), then a tail kernel",
-    "003_592fd0edfcf5f7b2.txt §4.2 (Nugteren's per-thread method)",
+    "Nugteren et al. 2011 (GPGPU-4), per-thread method, as described in Brown & Snoeyink, TRISH §4.2",
     cuda_detail::supports_byte_per_value,
     cuda_detail::nugteren::workspace_bytes,
     cuda_detail::nugteren::run,

@@ -1,5 +1,5 @@
 // gpu_thread_packed: Wilt's per-thread packed 8-bit histograms with periodic
-// merge (000_c3bc3bf1a09915a1.txt, Listings 5-8, bPeriodicMerge = true). The
+// merge (Wilt part 2, Listings 5-8, bPeriodicMerge = true). The
 // kernel and its overflow bound are in thread_packed.cuh.
 #include "core/strategies.hpp"
 #include "cuda/thread_packed.cuh"
@@ -19,7 +19,7 @@ const Strategy gpu_thread_packed{
     "gpu_thread_packed",
     Backend::cuda,
     "per-thread packed 8-bit counters (64x64 interleaved), merged every 252 bytes per thread with 256 atomics",
-    "000_c3bc3bf1a09915a1.txt Listings 5-8 (Fig. 6 layout, periodic merge)",
+    "Wilt part 2, Listings 5-8 (Fig. 6 layout, periodic merge)",
     supports_byte_per_value,
     no_workspace,
     thread_packed::run<kPolicy>,

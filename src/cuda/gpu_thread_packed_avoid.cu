@@ -1,7 +1,7 @@
 // gpu_thread_packed_avoid: Wilt's per-thread packed 8-bit histograms with
-// overflow avoidance by grid sizing (000_c3bc3bf1a09915a1.txt, "Managing
-// Overflow"): one block per 64 * 63 words, one merge per block. The kernel and
-// its overflow bound are in thread_packed.cuh.
+// overflow avoidance by grid sizing (Wilt part 2, "Managing Overflow"): one
+// block per 64 * 63 words, one merge per block. The kernel and its overflow
+// bound are in thread_packed.cuh.
 #include "core/strategies.hpp"
 #include "cuda/thread_packed.cuh"
 
@@ -20,7 +20,7 @@ const Strategy gpu_thread_packed_avoid{
     "gpu_thread_packed_avoid",
     Backend::cuda,
     "per-thread packed 8-bit counters (64x64 interleaved), overflow avoided by one block per 16128 bytes",
-    "000_c3bc3bf1a09915a1.txt Listings 5-7, Managing Overflow: overflow avoidance by grid sizing (<= 63 words per thread)",
+    "Wilt part 2, Listings 5-7, Managing Overflow: overflow avoidance by grid sizing (<= 63 words per thread)",
     supports_byte_per_value,
     no_workspace,
     thread_packed::run<kPolicy>,

@@ -1,5 +1,5 @@
 // gpu_trish: TRISH, "Threaded Registers Independent Strided Histogram"
-// (Brown & Snoeyink, 003_592fd0edfcf5f7b2.txt §5, Fig. 2-5): a Count kernel
+// (Brown & Snoeyink, InPar 2012, §5, Figs. 2-5): a Count kernel
 // that builds one 256-bin histogram per block without atomics, and a BlockSum
 // kernel that adds the per-block histograms. Deterministic and data independent.
 //
@@ -137,7 +137,7 @@ constexpr Strategy make(const char* name, const char* summary) {
   return Strategy{name,
                   Backend::cuda,
                   summary,
-                  "003_592fd0edfcf5f7b2.txt §5 (TRISH: Count + BlockSum kernels, Fig. 2-5)",
+                  "Brown & Snoeyink, TRISH §5 (Count + BlockSum kernels, Figs. 2-5)",
                   supports_byte_per_value,
                   workspace_bytes<K>,
                   run<K>,

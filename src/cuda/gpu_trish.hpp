@@ -1,4 +1,4 @@
-// TRISH (003_592fd0edfcf5f7b2.txt) for any compiled-in k, the number of
+// TRISH (Brown & Snoeyink, InPar 2012) for any compiled-in k, the number of
 // 32-bit words each thread reads per row: for the benchmark's k study (the
 // paper's Fig. 4). Plain C++: includable from .cpp and .cu files.
 //

@@ -1,8 +1,8 @@
 // gpu_warp_podlozhnyuk: Podlozhnyuk's per-warp 256-bin histograms (the CUDA
-// SDK's histogram256, as described in 003_592fd0edfcf5f7b2.txt §4.1): blocks
+// SDK's histogram256, as described in Brown & Snoeyink, TRISH §4.1): blocks
 // of 192 threads = 6 warps, one 256-bin sub-histogram of 32-bit counters per
 // warp in shared memory (6 KB), updated with hardware shared-memory atomics
-// (003 used those in place of the SDK's software tagging); at the end each block
+// (Brown & Snoeyink used those in place of the SDK's software tagging); at the end each block
 // adds its 6 sub-histograms into one per-block histogram in the workspace, and
 // the merge kernel (launch_block_sum) adds the per-block histograms into the
 // output. Performance depends on the data: the 32 lanes of a warp collide on
@@ -84,7 +84,8 @@ const Strategy gpu_warp_podlozhnyuk{
     "gpu_warp_podlozhnyuk",
     Backend::cuda,
     "one 256-bin sub-histogram per warp in shared memory, shared atomics, 6 warps a block, then a merge kernel",
-    "003_592fd0edfcf5f7b2.txt §4.1 (Podlozhnyuk's per-warp method, hardware atomics)",
+    "Podlozhnyuk 2007 (Histogram calculation in CUDA), per-warp method with hardware atomics, as described in "
+    "Brown & Snoeyink, TRISH §4.1",
     cuda_detail::supports_byte_per_value,
     cuda_detail::podlozhnyuk::workspace_bytes,
     cuda_detail::podlozhnyuk::run,

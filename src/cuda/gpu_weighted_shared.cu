@@ -250,7 +250,7 @@ const Strategy gpu_weighted_shared{
     Backend::cuda,
     "weighted sums in one shared double histogram per block, a warp with one slot sums by shuffles and adds once; "
     "f32/f64 weights, any sample type, up to ~29 K bins",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md: smem_f64_warpagg)",
+    "levelhist (docs/PERFORMANCE-general.md: smem_f64_warpagg)",
     supports<1>,
     workspace_bytes,
     run<1>,
@@ -263,7 +263,7 @@ const Strategy gpu_weighted_shared_x4{
     Backend::cuda,
     "weighted sums in 4 lane-interleaved shared double histograms per block plus warp aggregation; f32/f64 "
     "weights, any sample type, up to ~7 K bins",
-    "levelhist (issue 5, docs/PERFORMANCE-general.md: smem_f64_x4 + smem_f64_warpagg)",
+    "levelhist (docs/PERFORMANCE-general.md: smem_f64_x4 + smem_f64_warpagg)",
     supports<4>,
     workspace_bytes,
     run<4>,

@@ -1,12 +1,12 @@
 // The kernel of gpu_lane_columns, levelhist's 256-bin byte histogram at the
-// memory-bandwidth limit, level on every distribution (issue 4; design study in
+// memory-bandwidth limit, level on every distribution (design study in
 // docs/PERFORMANCE.md, bench/experiments/level256_study.cu). A template on its
 // tuning policy so that the strategy (src/cuda/gpu_lane_columns.cu) and the
 // small-call study (bench/experiments/small_calls_study.cu) build the same code.
 //
-// The idea. The slow case of a per-block shared histogram (004 Fig. 9.10, CUB)
+// The idea. The slow case of a per-block shared histogram (PMPP Fig. 9.10, CUB)
 // is uniform data: 32 random bins of one warp collide in shared-memory banks.
-// Wilt's per-thread counters (000) avoid that by giving each thread a column,
+// Wilt's per-thread counters (part 2) avoid that by giving each thread a column,
 // but pay a load and a store per byte plus periodic merges. Here every block
 // keeps 32 copies of the histogram interleaved as h[bin][lane]: lane l of every
 // warp increments only column l, so the 32 accesses of a warp instruction always
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   if (threadIdx.x == 0) Policy::mark(kMarkCounted);
 
   // Row sums: thread b adds bin b's 32 columns, starting at column b so the
-  // lanes of a warp read 32 different banks (TRISH's staggered indexing, 003).
+  // lanes of a warp read 32 different banks (TRISH's staggered indexing, §5.1).
   unsigned int sum = 0;
   if (threadIdx.x < kBins) {
     const int bin = threadIdx.x;

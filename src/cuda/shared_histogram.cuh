@@ -1,6 +1,6 @@
 // One shared-memory histogram per block for 16-, 32- and 64-bit samples and
 // float samples, any binning, through the exact maps of general_common.cuh
-// (issue 5; design study and measurements in docs/PERFORMANCE-general.md).
+// (design study and measurements in docs/PERFORMANCE-general.md).
 // Three layouts of the per-block counters, one policy each, one kernel:
 //
 //   swizzled  one copy of the bins + 3 slots, word a at a ^ ((a >> 5) & 31):

@@ -1,6 +1,5 @@
-// Sparse histograms on the GPU (cuda_sparse.hpp): the seed
-// 002_f653b0f55bd9c251.txt's "sort the N inputs and look for adjacent
-// duplicates" (Thrust's reduce_by_key) in CUB.
+// Sparse histograms on the GPU (cuda_sparse.hpp): Wilt part 1's "sort the N
+// inputs and look for adjacent duplicates" (Thrust's reduce_by_key) in CUB.
 //
 // cub::DeviceRadixSort::SortKeys into the head of the temporary storage
 // (CUB orders signed keys by value: it flips the sign bit in its digit

@@ -1,7 +1,6 @@
 // The textbook histogram kernels, built from one template.
 //
-// Kirk & Hwu's chapter 9 (004_2fb0b8b1ce817291.txt; study notes in
-// 001_507f82f38af162c5.txt) and Wilt's part 1 (002_f653b0f55bd9c251.txt) give
+// Kirk & Hwu, PMPP ch. 9, and Wilt part 1 (docs/REFERENCES.md) give
 // seven kernels that differ in a few choices only:
 //   * where the counters a thread adds to live: the one output histogram in
 //     global memory (Fig. 9.6, Listings 2 and 3), a private copy per block in
@@ -53,7 +52,8 @@ struct TextbookPolicy {
   // one-thread-per-sample figures, CFACTOR for the coarsened ones, 4 for Listing 3.
   unsigned samples_per_thread;
   // Fig. 9.14/9.15: coarsening exists to launch no more blocks than the GPU runs
-  // at once (001's notes: otherwise every extra block pays a commit for nothing).
+  // at once (PMPP ch. 9, section on coarsening: otherwise every extra block pays
+  // a commit for nothing).
   bool cap_grid_at_resident_blocks;
   // Fig. 9.15: count a run of samples with the same slot in a register and add
   // it with one atomic when the slot changes.

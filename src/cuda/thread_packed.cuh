@@ -1,4 +1,4 @@
-// Wilt's privatized per-thread histograms (000_c3bc3bf1a09915a1.txt): 64
+// Wilt's privatized per-thread histograms (part 2): 64
 // threads a block, each with 256 packed 8-bit counters in the interleaved
 // 64 x 64 layout (Listing 5, Fig. 6), merged into the output with exactly 256
 // global atomics per block (Listing 7). One kernel, two overflow policies

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Fails when a text file of the source tree names something a reader cannot
+# follow: a team-internal source document (three digits, an underscore and
+# sixteen hex digits) or an issue of a tracker users do not have (the word
+# issue followed by a number). Cite the literature as docs/REFERENCES.md does,
+# and say what an issue meant instead of its number. An upstream issue written
+# as owner/repo#number (a public tracker) is fine.
+#
+#   scripts/check_references.sh [ROOT]     ROOT: the source tree (default: this checkout)
+#
+# Prints every offending line as path:line:text and exits 1; exits 0 when the
+# tree is clean, 2 when it cannot check (ROOT is not a directory or holds no
+# files, or grep fails). Binary files are skipped, and
+# so are .git, the raw measurement logs under docs/results/ and every CMake
+# build tree (a directory holding CMakeCache.txt), wherever it lies.
+set -euo pipefail
+
+root=${1:-"$(dirname "$0")/.."}
+if [[ ! -d $root ]]; then
+  echo "check_references.sh: '$root' is not a directory; give the source tree's root" >&2
+  exit 2
+fi
+cd "$root"
+
+internal_document='[0-9]{3}_[0-9a-f]{16}'
+issue_number='[Ii]ssues? #?[0-9]'
+
+# Design studies on their way out of the tree, left untouched until they go.
+leaving=(./bench/experiments/general_study.cu ./bench/experiments/level256_study.cu)
+
+files=()
+while IFS= read -r -d '' f; do
+  for gone in "${leaving[@]}"; do [[ $f == "$gone" ]] && continue 2; done
+  files+=("${f#./}")
+done < <(find . \( -type d \( -name .git -o -path ./docs/results -o -exec test -e '{}/CMakeCache.txt' \; \) \) \
+  -prune -o -type f -print0)
+
+if ((${#files[@]} == 0)); then
+  echo "check_references.sh: no files under $(pwd); give the source tree's root" >&2
+  exit 2
+fi
+
+status=0
+hits=$(grep -I -n -H -E -e "$internal_document" -e "$issue_number" -- "${files[@]}") || status=$?
+if ((status == 0)); then
+  printf '%s\n' "$hits"
+  echo "check_references.sh: $(printf '%s\n' "$hits" | wc -l) line(s) above name an internal document or an" \
+    "issue number; cite the work as docs/REFERENCES.md does, or say what the issue meant" >&2
+  exit 1
+elif ((status != 1)); then
+  echo "check_references.sh: grep failed on the tree under $(pwd); see its message above" >&2
+  exit 2
+fi
+echo "check_references.sh: ${#files[@]} files, no internal document names or issue numbers"
