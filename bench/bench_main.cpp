@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "bench.hpp"
+#include "lab.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "options.hpp"
@@ -17,6 +18,31 @@
 #endif
 
 namespace levelhist::bench {
+
+void print_error(const std::string& message, const std::string& fix) {
+  std::string line = "levelhist: ";
+  // One line whatever the message holds (a system's or CUDA's text): control
+  // characters escaped as the CLI's quote() does.
+  for (char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      line += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : escaped;
+    }
+  }
+  if (message.find("; ") == std::string::npos) line += "; " + fix;
+  line += '\n';
+  std::fputs(line.c_str(), stderr);
+}
+
+int report_error(const std::exception& e, const std::string& help) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  print_error(e.what(), "see '" + help + "'");
+  return error && error->kind() == ErrorKind::usage ? 2 : 1;
+}
 
 int bench_main(const std::vector<std::string>& args) {
   // The CPU benchmark has its own options: hand everything over untouched.
@@ -30,8 +56,8 @@ int bench_main(const std::vector<std::string>& args) {
 #else
     for (const char* runner : {"--general", "--sort"})
       if (std::find(args.begin(), args.end(), runner) != args.end()) {
-        std::fprintf(stderr, "levelhist bench %s: this build has no CUDA backend; rebuild where nvcc is installed\n",
-                     runner);
+        print_error(std::string("bench ") + runner + " needs the CUDA backend, which this build does not have",
+                    "rebuild where nvcc is installed, or run 'levelhist bench --cpu'");
         return 1;
       }
 #endif
@@ -41,8 +67,8 @@ int bench_main(const std::vector<std::string>& args) {
       return 0;
     }
     if (cuda::device_count() == 0) {
-      std::fprintf(stderr, "levelhist: no CUDA GPU (%s); run on a machine with an NVIDIA GPU or use --cpu\n",
-                   cuda::describe_device().c_str());
+      print_error("bench: no CUDA GPU (" + cuda::describe_device() + ")",
+                  "run it on a machine with an NVIDIA GPU, or use 'levelhist bench --cpu'");
       return 1;
     }
 #if LEVELHIST_HAVE_CUDA
@@ -50,13 +76,16 @@ int bench_main(const std::vector<std::string>& args) {
 #else
     return 1;  // unreachable: a build without the CUDA backend reports no device above
 #endif
-  } catch (const Error& e) {
-    std::fprintf(stderr, "levelhist bench: %s\n", e.what());
-    return e.kind() == ErrorKind::usage ? 2 : 1;
-  } catch (const std::exception& e) {  // out of memory, a file system error: still one line, not a crash
-    std::fprintf(stderr, "levelhist bench: %s\n", e.what());
-    return 1;
+  } catch (const std::exception& e) {  // a bad option, out of memory, a file system error: one line, not a crash
+    return report_error(e, "levelhist bench --help");
   }
 }
 
 }  // namespace levelhist::bench
+
+// The benchmark program, levelhist-bench (`levelhist bench` runs it): the
+// lab's strategies join the registry, then the benchmark runs.
+int main(int argc, char** argv) {
+  levelhist::lab::install();
+  return levelhist::bench::bench_main(std::vector<std::string>(argv + 1, argv + argc));
+}

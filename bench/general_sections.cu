@@ -27,6 +27,7 @@
 
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "bench.hpp"
 #include "general_sections.hpp"
 #include "gpu_bench.hpp"
 #include "gpu_sections.hpp"
@@ -619,8 +620,7 @@ int general_bench_main(const std::vector<std::string>& args) {
     return 0;
   }
   if (cuda::device_count() == 0) {
-    std::fprintf(stderr, "levelhist bench --general: no CUDA GPU (%s); run it on a machine with an NVIDIA GPU\n",
-                 cuda::describe_device().c_str());
+    print_error("bench --general: no CUDA GPU (" + cuda::describe_device() + ")", "run it on a machine with an NVIDIA GPU");
     return 1;
   }
   GpuBench bench(o);

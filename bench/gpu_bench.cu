@@ -269,8 +269,8 @@ GpuBench::GpuBench(const BenchOptions& options) : state_(std::make_unique<State>
                 p.soft_seconds, std::min(p.min_reps, p.reps), p.hard_seconds, options.section_seconds, kFewestReps);
   s.results.settings.push_back(line);
   s.results.settings.push_back(
-      "calls: levelhist::cuda::histogram on device pointers, accumulate = false, one stream; a workspace per "
-      "strategy allocated and zeroed once; inputs under " + std::to_string(s.rotation_bytes >> 20) +
+      "calls: levelhist::Plan::run on device pointers (one plan per strategy and case, made before timing), "
+      "accumulate = false, one stream; a workspace per strategy allocated and zeroed once; inputs under " + std::to_string(s.rotation_bytes >> 20) +
       " MiB (3x L2) rotate among copies so no call reads its input from L2");
   s.results.settings.push_back(
       "checked: every strategy's counters equal cpu_parallel's, slot for slot, on its first call (before timing) "
@@ -362,15 +362,19 @@ void GpuBench::run_case(const CaseLabel& label, std::uint64_t n, const Binning& 
   line += " limit " + gbps_text(limit);
 
   for (const Strategy* strategy : s.strategies) {
-    if (!strategy->supports(problem, nullptr)) continue;
+    if (!strategy_accepts(*strategy, problem)) continue;
+    // What a user runs: a plan made once, then Plan::run on device pointers.
+    Options options;
+    options.strategy = strategy->name;
+    options.backend = BackendChoice::cuda;
+    const Plan plan(Request::counts(type, binning), options);
     DeviceBuffer& workspace = s.workspaces[strategy];
-    workspace.reserve(levelhist::cuda::workspace_bytes(problem, strategy), /*zero=*/true);  // cuda.hpp: zeroed once
+    workspace.reserve(plan.workspace_bytes(n), /*zero=*/true);  // zeroed once: every call leaves it zero
     Measurement m = proto;
     m.strategy = strategy->name;
     m = s.measure(m, strategy, [&](std::uint64_t call) {
-      levelhist::cuda::histogram(workspace.get(), workspace.size(), input_of_call(call), n, type, binning,
-                                 reinterpret_cast<std::uint64_t*>(s.slots.get()), /*accumulate=*/false, s.stream,
-                                 strategy);
+      plan.run(Input::array(input_of_call(call), n), s.slots.get(), /*accumulate=*/false, workspace.get(),
+               workspace.size(), s.stream);
     }, expected);
     s.results.rows.push_back(m);
     line += " | " + m.strategy + " " + gbps_text(m);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 
+#include "bench.hpp"
 #include "gpu_sections.hpp"
 #include "levelhist/error.hpp"
 #include "reference.hpp"
@@ -38,7 +39,7 @@ Images load_images(const BenchOptions& o) {
           smooth_synthetic_image(512, 512, o.seed)};
 }
 
-void sizes_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+void sizes_section(GpuBench& bench, const SectionPoints& plan, const BenchOptions& o) {
   bench.begin_section({"sizes", "GB/s against n, u8 samples, 256 bins (Brown & Snoeyink, TRISH, Fig. 6)",
                        "n (samples = bytes)", XKind::samples});
   const Binning bins = byte_bins();
@@ -46,7 +47,7 @@ void sizes_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
     sweep_sizes(bench, "sizes", d, bins, plan.sizes);
 }
 
-void distinct_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+void distinct_section(GpuBench& bench, const SectionPoints& plan, const BenchOptions& o) {
   bench.begin_section({"distinct",
                        "GB/s against the number of distinct random values, n = 2^" +
                            std::to_string(std::countr_zero(plan.distinct_n)) +
@@ -60,7 +61,7 @@ void distinct_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) 
   }
 }
 
-void images_section(GpuBench& bench, const Plan& plan, const Images& images) {
+void images_section(GpuBench& bench, const SectionPoints& plan, const Images& images) {
   bench.begin_section({"images",
                        "natural photographs and a smooth synthetic image, tiled, u8, 256 bins "
                        "(Brown & Snoeyink, TRISH, Fig. 7)",
@@ -73,7 +74,7 @@ void images_section(GpuBench& bench, const Plan& plan, const Images& images) {
   }
 }
 
-void headline_section(GpuBench& bench, const Plan& plan, const BenchOptions& o, const Images& images) {
+void headline_section(GpuBench& bench, const SectionPoints& plan, const BenchOptions& o, const Images& images) {
   bench.begin_section({"headline",
                        "1 GiB resident on the GPU, each distribution; the photograph is coins.pgm tiled", "",
                        XKind::none});
@@ -91,7 +92,7 @@ void headline_section(GpuBench& bench, const Plan& plan, const BenchOptions& o, 
 // caller in a loop sees it (launch included), against CUB's two-kernel calls
 // (12.2 us at 4 KiB .. 135 us at 256 MiB on an H200, measured before
 // levelhist had its own small-call path).
-void latency_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+void latency_section(GpuBench& bench, const SectionPoints& plan, const BenchOptions& o) {
   bench.begin_section({"latency", "microseconds per call, back to back, u8 uniform, 256 bins", "n (samples = bytes)",
                        XKind::samples, Metric::microseconds});
   sweep_sizes(bench, "latency", uniform(SampleType::u8, o.seed), byte_bins(), plan.latency_sizes);
@@ -99,7 +100,7 @@ void latency_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
 
 // `auto` against the measured best, one case per problem class: the rule in the
 // strategies' auto_rank functions is only as good as this table says.
-void auto_section(GpuBench& bench, const Plan& plan, const BenchOptions& o) {
+void auto_section(GpuBench& bench, const SectionPoints& plan, const BenchOptions& o) {
   bench.begin_section({"auto", "auto's choice next to the measured best", "case", XKind::none, Metric::auto_choice});
   struct Case {
     std::string name;
@@ -138,8 +139,8 @@ void write_outputs(const BenchOptions& o, Results& results, Clock::time_point st
 
 }  // namespace
 
-Plan Plan::make(bool quick) {
-  Plan p;
+SectionPoints SectionPoints::make(bool quick) {
+  SectionPoints p;
   // TRISH (Brown & Snoeyink, §6) sweeps n = 8192 .. 2^28; this goes on to
   // 2^30, the headline's size, which --quick keeps too (every 4th power
   // counted down from it).
@@ -180,7 +181,7 @@ int run_gpu_benchmark(const BenchOptions& o) {
   if (wants("images") || wants("headline")) images = load_images(o);
 
   GpuBench bench(o);
-  const Plan plan = Plan::make(o.quick);
+  const SectionPoints plan = SectionPoints::make(o.quick);
   std::fprintf(stderr, "levelhist bench on %s\n", bench.results().device.describe().c_str());
 
   // A device fault stops the sections, but what was measured until then is still reported.
@@ -217,12 +218,12 @@ int run_gpu_benchmark(const BenchOptions& o) {
       std::fprintf(stderr, "levelhist bench: wrote %s\n", path.c_str());
 
   if (!fatal.empty()) {
-    std::fprintf(stderr, "levelhist bench: %s\n", fatal.c_str());
+    print_error("bench: " + fatal, "the results so far are above; check the GPU (nvidia-smi) and run again");
     return 1;
   }
   if (bench.any_failure()) {
-    std::fprintf(stderr, "levelhist bench: %zu strategy runs FAILED (see the FAILED list above)\n",
-                 results.failures.size());
+    print_error("bench: " + std::to_string(results.failures.size()) + " strategy runs FAILED",
+                "see the FAILED list above: those strategies' results differ from the CPU's");
     return 1;
   }
   return 0;

@@ -16,7 +16,7 @@
 namespace levelhist::bench {
 
 // What the sections measure: the points of each sweep.
-struct Plan {
+struct SectionPoints {
   std::vector<std::uint64_t> sizes;            // sizes: n
   std::uint64_t distinct_n = 0;                // distinct: n of every point
   std::vector<unsigned> distinct_counts;       // distinct: values per point
@@ -24,7 +24,7 @@ struct Plan {
   std::uint64_t headline_n = 0;                // headline: n of every column
   std::vector<std::uint64_t> latency_sizes;    // latency: n
   std::uint64_t auto_n = 0;                    // auto: bytes of the large cases
-  static Plan make(bool quick);
+  static SectionPoints make(bool quick);
 };
 
 // One dataset at growing n (ascending): the data is made once at the largest

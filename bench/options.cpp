@@ -1,13 +1,17 @@
 #include "options.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 
+#include "../tools/args.hpp"
 #include "levelhist/error.hpp"
 
 namespace levelhist::bench {
 namespace {
+
+using cli::parse_count;  // a value out of range is an input error (exit 1), as for every command
+using cli::quote;
+using cli::usage_error;
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
@@ -21,13 +25,13 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-template <class T>
-T parse_number(const std::string& option, const std::string& text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw Error(ErrorKind::usage, option + " needs a number, not '" + text + "'");
-  return value;
+// A finite number of seconds, above 0 (or at least 0 when zero_allowed).
+double seconds_in(const std::string& option, const std::string& text, bool zero_allowed) {
+  const double v = cli::parse_finite(option, text);
+  if (zero_allowed ? v < 0 : v <= 0)
+    cli::input_error(option + " " + quote(text) + " is " + (v < 0 ? "negative" : "zero"),
+                     zero_allowed ? "give 0 or more seconds" : "give a positive number of seconds, e.g. 2");
+  return v;
 }
 
 }  // namespace
@@ -91,6 +95,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   std::optional<int> reps;
   std::optional<double> case_seconds;
   std::optional<double> section_seconds;
+  const std::string help_fix = "see 'levelhist bench --help'";
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i], value;
     bool has_inline_value = false;
@@ -103,7 +108,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     }
     auto next_value = [&]() -> std::string {
       if (has_inline_value) return value;
-      if (i + 1 >= args.size()) throw Error(ErrorKind::usage, arg + " needs a value");
+      if (i + 1 >= args.size()) usage_error(arg + " needs a value", help_fix);
       return args[++i];
     };
     if (arg == "-h" || arg == "--help") {
@@ -116,7 +121,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.quiet = true;
     } else if (arg == "--section" || arg == "--sections") {
       std::vector<std::string> wanted = split_list(next_value());
-      if (wanted.empty()) throw Error(ErrorKind::usage, "--section needs a list");
+      if (wanted.empty()) usage_error("--section needs a list", "give e.g. --section sizes,latency");
       o.sections.clear();
       for (const std::string& name : kSectionNames)  // keep the canonical order, whatever order was typed
         if (std::find(wanted.begin(), wanted.end(), name) != wanted.end() ||
@@ -124,38 +129,33 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
           o.sections.push_back(name);
       for (const std::string& w : wanted)
         if (w != "all" && std::find(kSectionNames.begin(), kSectionNames.end(), w) == kSectionNames.end())
-          throw Error(ErrorKind::usage, "unknown section '" + w + "' (sizes, distinct, images, latency, auto, headline, all)");
+          usage_error("unknown section " + quote(w),
+                      "the sections are sizes, distinct, images, latency, auto, headline and all");
     } else if (arg == "--strategies" || arg == "--strategy") {
       o.strategies = split_list(next_value());
-      if (o.strategies.empty()) throw Error(ErrorKind::usage, "--strategies needs a list of names");
+      if (o.strategies.empty()) usage_error("--strategies needs a list of names", "see 'levelhist list'");
     } else if (arg == "--reps") {
-      reps = parse_number<int>(arg, next_value());
-      if (*reps < 1) throw Error(ErrorKind::usage, "--reps must be at least 1");
+      reps = static_cast<int>(parse_count(arg, next_value(), 1, kMaxReps));
     } else if (arg == "--case-seconds") {
-      case_seconds = parse_number<double>(arg, next_value());
-      if (!(*case_seconds > 0)) throw Error(ErrorKind::usage, "--case-seconds must be positive");
+      case_seconds = seconds_in(arg, next_value(), false);
     } else if (arg == "--section-seconds") {
-      section_seconds = parse_number<double>(arg, next_value());
-      if (!(*section_seconds >= 0)) throw Error(ErrorKind::usage, "--section-seconds must be 0 or more");
+      section_seconds = seconds_in(arg, next_value(), true);
     } else if (arg == "--device") {
-      o.device = parse_number<int>(arg, next_value());
-      if (o.device < 0) throw Error(ErrorKind::usage, "--device must be 0 or more");
+      o.device = static_cast<int>(parse_count(arg, next_value(), 0, 1023));
     } else if (arg == "--format") {
       std::string f = next_value();
       if (f == "markdown" || f == "md") o.format = OutputFormat::markdown;
       else if (f == "csv") o.format = OutputFormat::csv;
       else if (f == "json") o.format = OutputFormat::json;
-      else throw Error(ErrorKind::usage, "--format must be markdown, csv or json, not '" + f + "'");
-    } else if (arg == "--plot") {
-      o.plot_dir = next_value();
-    } else if (arg == "--out") {
-      o.out_dir = next_value();
-    } else if (arg == "--data") {
-      o.data_dir = next_value();
+      else usage_error("unknown format " + quote(f), "use --format markdown, csv or json");
+    } else if (arg == "--plot" || arg == "--out" || arg == "--data") {
+      std::string dir = next_value();
+      if (dir.empty()) usage_error(arg + " is empty", "give a directory");
+      (arg == "--plot" ? o.plot_dir : arg == "--out" ? o.out_dir : o.data_dir) = dir;
     } else if (arg == "--seed") {
-      o.seed = parse_number<std::uint64_t>(arg, next_value());
+      o.seed = parse_count(arg, next_value(), 0, ~std::uint64_t{0});
     } else {
-      throw Error(ErrorKind::usage, "unknown option '" + args[i] + "' (levelhist bench --help)");
+      usage_error("unknown option " + quote(args[i]) + " for 'bench'", help_fix);
     }
   }
   o.reps = reps.value_or(o.quick ? 10 : 15);

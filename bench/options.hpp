@@ -29,7 +29,13 @@ struct BenchOptions {
   bool help = false;
 };
 
-// Parses the arguments after `levelhist bench`. Throws Error(usage) on a bad one.
+// The most timed samples per case (--reps) and runs per method (--cpu --runs).
+inline constexpr std::uint64_t kMaxReps = 1000;
+
+// Parses the arguments after `levelhist bench`. Throws the CLI's errors
+// ("<what>; <fix>"): Error(usage) for an unknown option or name, a missing
+// value; Error(input) for a value out of its range (--reps 1..1000, --device
+// 0..1023, seconds finite and positive, --section-seconds 0 or more).
 BenchOptions parse_bench_options(const std::vector<std::string>& args);
 std::string bench_help();
 

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bench.hpp"
 #include "cuda/cuda_common.cuh"
 #include "gpu_bench.hpp"
 #include "gpu_timer.hpp"
@@ -214,8 +215,7 @@ int sort_bench_main(const std::vector<std::string>& args) {
     return 0;
   }
   if (cuda::device_count() == 0) {
-    std::fprintf(stderr, "levelhist bench --sort: no CUDA GPU (%s); run it on a machine with an NVIDIA GPU\n",
-                 cuda::describe_device().c_str());
+    print_error("bench --sort: no CUDA GPU (" + cuda::describe_device() + ")", "run it on a machine with an NVIDIA GPU");
     return 1;
   }
   GpuBench bench(o);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/image_codecs.hpp"
+#include "image/image_codecs.hpp"
 #include "fuzz_support.hpp"
 
 using namespace levelhist;
@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!image::detail::looks_like_pnm(file)) return -1;
   image::Image img;
   try {
-    img = image::decode_image(file, "fuzz.pnm");
+    // The default pixel limit, given so that LEVELHIST_MAX_PIXELS does not change the target.
+    img = image::decode_image(file, "fuzz.pnm", image::ReadLimits{image::kDefaultMaxPixels});
   } catch (const Error& e) {
     fuzz::check_error(e, false, true);
     return 0;

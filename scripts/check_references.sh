@@ -10,9 +10,10 @@
 #
 # Prints every offending line as path:line:text and exits 1; exits 0 when the
 # tree is clean, 2 when it cannot check (ROOT is not a directory or holds no
-# files, or grep fails). Binary files are skipped, and
-# so are .git, the raw measurement logs under docs/results/ and every CMake
-# build tree (a directory holding CMakeCache.txt), wherever it lies.
+# files, or grep fails). Binary files are skipped, and so are the raw
+# measurement logs under docs/results/; in a git checkout only the files git
+# tracks or does not ignore are read, elsewhere every file but .git and CMake
+# build trees (a directory holding CMakeCache.txt).
 set -euo pipefail
 
 root=${1:-"$(dirname "$0")/.."}
@@ -25,15 +26,18 @@ cd "$root"
 internal_document='[0-9]{3}_[0-9a-f]{16}'
 issue_number='[Ii]ssues? #?[0-9]'
 
-# Design studies on their way out of the tree, left untouched until they go.
-leaving=(./bench/experiments/general_study.cu ./bench/experiments/level256_study.cu)
-
 files=()
-while IFS= read -r -d '' f; do
-  for gone in "${leaving[@]}"; do [[ $f == "$gone" ]] && continue 2; done
-  files+=("${f#./}")
-done < <(find . \( -type d \( -name .git -o -path ./docs/results -o -exec test -e '{}/CMakeCache.txt' \; \) \) \
-  -prune -o -type f -print0)
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  # A checkout: the files git tracks or would (ignored build outputs and carried trees are not the source).
+  while IFS= read -r -d '' f; do
+    [[ -f $f && $f != docs/results/* ]] && files+=("$f")
+  done < <(git ls-files -z --cached --others --exclude-standard)
+else
+  while IFS= read -r -d '' f; do
+    files+=("${f#./}")
+  done < <(find . \( -type d \( -name .git -o -path ./docs/results -o -exec test -e '{}/CMakeCache.txt' \; \) \) \
+    -prune -o -type f -print0)
+fi
 
 if ((${#files[@]} == 0)); then
   echo "check_references.sh: no files under $(pwd); give the source tree's root" >&2

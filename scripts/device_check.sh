@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|bench]...   (default: all three)
+#   scripts/device_check.sh [build|test|examples|bench|compare]...   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last.
-# Environment: BENCH_ARGS (extra `levelhist bench` arguments, e.g. --quick),
-# GTEST_FILTER (restrict the tests), ARCH (CUDA architectures, default 90).
+# Environment:
+#   BENCH_ARGS    extra levelhist-bench arguments, e.g. --quick or --sections headline,latency
+#   GTEST_FILTER  restrict the tests
+#   ARCH          CUDA architectures (default 90)
+#   OLD_SOURCE    compare: the source tree of an earlier commit (e.g. from `git archive`), built
+#                 into build-old; its `levelhist bench` and this tree's levelhist-bench then run
+#                 the same COMPARE_RUNS (';'-separated argument lists) alternately, old first,
+#                 writing old-<k>.md and new-<k>.md
 set -uo pipefail
 out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
 arch=${ARCH:-90}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build test bench)
+[ ${#steps[@]} -eq 0 ] && steps=(build test examples bench)
 want() { for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 status=0
 
@@ -21,11 +27,20 @@ status=0
   git log -1 --format='commit %H %cd' 2>/dev/null || true
 } | tee "$out/device.txt"
 
+build_tree() {  # source build-dir log-name
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DCMAKE_CUDA_FLAGS="-Xptxas=-v" >"/tmp/$3-configure.log" 2>&1 || { tail -20 "/tmp/$3-configure.log"; return 1; }
+  cmake --build "$2" -j"$(nproc)" >"/tmp/$3-build.log" 2>&1 || { grep -E "error" "/tmp/$3-build.log" | head -40; return 1; }
+}
+
 if want build; then
-  cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DCMAKE_CUDA_FLAGS="-Xptxas=-v" >/tmp/configure.log 2>&1 || { tail -20 /tmp/configure.log; exit 1; }
-  cmake --build build-device -j"$(nproc)" >/tmp/build.log 2>&1 || { grep -E "error" /tmp/build.log | head -40; exit 1; }
-  grep -E "Compiling entry function|registers|spill" /tmp/build.log >"$out/ptxas.txt" || true
+  if want compare && [ -n "${OLD_SOURCE:-}" ]; then
+    build_tree "$OLD_SOURCE" build-old old &
+    old_pid=$!
+  fi
+  build_tree . build-device new || exit 1
+  grep -E "Compiling entry function|registers|spill" /tmp/new-build.log >"$out/ptxas.txt" || true
+  if [ -n "${old_pid:-}" ]; then wait "$old_pid" || { echo "the old tree did not build"; exit 1; }; fi
 fi
 
 if want test; then
@@ -35,12 +50,40 @@ if want test; then
   [ $rc -ne 0 ] && status=1
 fi
 
+if want examples; then
+  for e in example_device_pointers example_readme; do
+    ./build-device/$e >>"$out/examples.log" 2>&1
+    rc=$?
+    echo "$e: exit $rc" | tee -a "$out/examples.log"
+    [ $rc -ne 0 ] && status=1
+  done
+fi
+
 if want bench; then
   # shellcheck disable=SC2086
-  ./build-device/levelhist bench ${BENCH_ARGS:-} --out "$out" --plot "$out/plots" >/dev/null 2>"$out/bench-progress.log"
+  ./build-device/levelhist-bench ${BENCH_ARGS:-} --out "$out" --plot "$out/plots" >/dev/null 2>"$out/bench-progress.log"
   rc=$?
   cat "$out/bench.md"
   tail -3 "$out/bench-progress.log"
   [ $rc -ne 0 ] && status=1
+fi
+
+if want compare; then
+  IFS=';' read -r -a runs <<<"${COMPARE_RUNS:---sections headline,latency}"
+  k=0
+  for args in "${runs[@]}"; do
+    k=$((k + 1))
+    for side in old new; do
+      mkdir -p "/tmp/$side-$k"
+      if [ $side = old ]; then bin=(./build-old/levelhist bench); else bin=(./build-device/levelhist-bench); fi
+      # shellcheck disable=SC2086
+      "${bin[@]}" $args --out "/tmp/$side-$k" >/dev/null 2>"/tmp/$side-$k/progress.log"
+      rc=$?
+      cp "/tmp/$side-$k/bench.md" "$out/$side-$k.md" 2>/dev/null
+      echo "== $side: ${bin[*]} $args (exit $rc)"
+      grep -E "^\|" "/tmp/$side-$k/bench.md" | head -60
+      [ $rc -ne 0 ] && status=1
+    done
+  done
 fi
 exit $status

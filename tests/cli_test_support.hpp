@@ -39,7 +39,21 @@
 
 extern char** environ;
 
+#include "lab.hpp"
+#include "levelhist/strategy.hpp"
+
 namespace cli_test {
+
+// The strategies the levelhist command has: the library's, not the lab's
+// (which the test process installed, but the CLI never links).
+inline std::vector<const levelhist::Strategy*> library_strategies() {
+  std::vector<const levelhist::Strategy*> out;
+  const auto lab = levelhist::lab::strategies();
+  for (const levelhist::Strategy* s : levelhist::all_strategies())
+    if (std::find(lab.begin(), lab.end(), s) == lab.end()) out.push_back(s);
+  return out;
+}
+
 
 namespace fs = std::filesystem;
 // ---- running the CLI ------------------------------------------------------------

@@ -85,12 +85,6 @@ inline std::vector<const Strategy*> cuda_strategies() {
   return out;
 }
 
-// Bytes at the start of the workspace where the dispatcher (src/cuda/runtime.cu)
-// puts explicit edges; the strategy's own workspace follows them.
-inline std::size_t dispatcher_edges_bytes(const Binning& b) {
-  return b.kind() == BinKind::edges ? (b.edge_values().size() * sizeof(double) + 255) / 256 * 256 : 0;
-}
-
 // Runs strategies on device samples through levelhist::cuda::histogram with
 // one workspace, allocated and zeroed once (grown, and zeroed once more, only
 // when a problem needs more), and checks after every call that the strategy
@@ -186,23 +180,18 @@ class GpuHarness {
     LEVELHIST_TEST_CUDA(cudaMemset(workspace_.get(), 0, workspace_.size()));  // zeroed once, as cuda.hpp asks
   }
 
-  // The strategy's part of the workspace (after the dispatcher's copy of
-  // explicit edges) must be zero again. The edges themselves are the
-  // dispatcher's business (WorkspaceContract.DispatcherLeavesWorkspaceZero);
-  // they are cleared here so later cases see the zero workspace they are owed.
-  void check_workspace(const Strategy& s, const Binning& binning, std::size_t used, const std::string& where) {
-    const std::size_t edges = std::min(dispatcher_edges_bytes(binning), used);
-    if (edges) LEVELHIST_TEST_CUDA(cudaMemset(workspace_.get(), 0, edges));
-    if (used <= edges) return;
-    host_workspace_.resize(used - edges);
-    LEVELHIST_TEST_CUDA(
-        cudaMemcpy(host_workspace_.data(), workspace_.get() + edges, used - edges, cudaMemcpyDeviceToHost));
+  // The workspace must be zero again after every call (explicit edges and
+  // tables live in the plan's memory, not in the workspace).
+  void check_workspace(const Strategy& s, const Binning&, std::size_t used, const std::string& where) {
+    if (used == 0) return;
+    host_workspace_.resize(used);
+    LEVELHIST_TEST_CUDA(cudaMemcpy(host_workspace_.data(), workspace_.get(), used, cudaMemcpyDeviceToHost));
     auto dirty = std::find_if(host_workspace_.begin(), host_workspace_.end(), [](unsigned char b) { return b != 0; });
     if (dirty == host_workspace_.end()) return;
     const std::size_t at = static_cast<std::size_t>(dirty - host_workspace_.begin());
     const std::size_t count = static_cast<std::size_t>(
         std::count_if(host_workspace_.begin(), host_workspace_.end(), [](unsigned char b) { return b != 0; }));
-    fail(s, where + ": left " + std::to_string(count) + " non-zero bytes in its " + std::to_string(used - edges) +
+    fail(s, where + ": left " + std::to_string(count) + " non-zero bytes in its " + std::to_string(used) +
                 " bytes of workspace, the first at byte " + std::to_string(at) +
                 " (the workspace must be zero on return)");
     LEVELHIST_TEST_CUDA(cudaMemset(workspace_.get(), 0, workspace_.size()));

@@ -87,6 +87,7 @@ struct RawPng {
   std::vector<png_color> palette;
   std::vector<std::uint8_t> trns;  // palette alphas
   int trns_gray = -1;              // gray: this value is transparent
+  int interlace = PNG_INTERLACE_NONE;  // or PNG_INTERLACE_ADAM7
 };
 
 inline void raw_png_write(png_structp png, png_bytep data, png_size_t n) {
@@ -104,8 +105,8 @@ inline bool raw_png_encode(const RawPng& p, std::string& out, std::vector<png_by
     return false;
   }
   png_set_write_fn(png, &out, raw_png_write, nullptr);
-  png_set_IHDR(png, info, p.width, p.height, p.bit_depth, p.color_type, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_IHDR(png, info, p.width, p.height, p.bit_depth, p.color_type, p.interlace, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
   if (!p.palette.empty()) png_set_PLTE(png, info, p.palette.data(), static_cast<int>(p.palette.size()));
   png_color_16 gray_trns{};
   if (!p.trns.empty()) png_set_tRNS(png, info, p.trns.data(), static_cast<int>(p.trns.size()), nullptr);

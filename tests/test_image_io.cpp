@@ -185,7 +185,7 @@ std::vector<Malformed> malformed_files() {
       {"maxval_zero", "P5 1 1 0\n\x00", "maxval 0"},
       {"maxval_65536", "P5 1 1 65536\n\x00\x00", "maxval"},
       {"width_over_32_bits", "P5 4294967296 1 255\n", "width"},
-      {"byte_count_overflows", "P6 4294967295 4294967295 65535\n", "too large"},
+      {"byte_count_overflows", "P6 4294967295 4294967295 65535\n", "more than the limit"},
       {"truncated_p5_data", "P5 3 5 255\n" + std::string(14, '\x01'), "truncated"},
       {"truncated_p6_16bit", "P6 2 1 65535\n" + std::string(11, '\x01'), "truncated"},
       {"truncated_p2_data", "P2 2 2 10\n1 2 3", "truncated"},
@@ -196,6 +196,9 @@ std::vector<Malformed> malformed_files() {
       {"huge_header_number", "P5 99999999999999999999999 1 255\n", "width"},
   };
 }
+
+// GoogleTest prints a parameter it cannot print as its raw bytes: print the case's label.
+void PrintTo(const Malformed& m, std::ostream* out) { *out << m.label; }
 
 class MalformedFile : public ::testing::TestWithParam<Malformed> {};
 

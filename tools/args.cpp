@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -20,20 +21,43 @@ void input_error(const std::string& what, const std::string& fix) {
 
 std::string quote(std::string_view text) {
   std::string out = "'";
-  for (unsigned char c : text) {
+  auto escape_byte = [&out](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const std::size_t len = utf8_sequence_length(text, i);
+      const bool c1_control = len == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+      if (len > 0 && !c1_control) {
+        out.append(text.substr(i, len));
+        i += len;
+      } else {
+        const std::size_t bytes = len > 0 ? len : 1;
+        for (std::size_t k = 0; k < bytes; ++k) escape_byte(static_cast<unsigned char>(text[i + k]));
+        i += bytes;
+      }
+      continue;
+    }
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
     else if (c == '\\') out += "\\\\";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
+    else if (c == '\'') out += "\\'";
+    else if (c < 0x20 || c == 0x7f) escape_byte(c);
+    else out += static_cast<char>(c);
+    ++i;
   }
   out += "'";
   return out;
+}
+
+std::string display_name(std::string_view text) {
+  std::string quoted = quote(text);
+  if (quoted.size() == text.size() + 2) return std::string(text);  // nothing escaped
+  return quoted;
 }
 
 bool ParsedArgs::has(std::string_view name) const {
@@ -113,20 +137,84 @@ std::uint64_t parse_count(std::string_view option, std::string_view text, std::u
   return v;
 }
 
-double parse_finite(std::string_view subject, std::string_view text) {
-  const std::string shown = std::string(subject) + " " + quote(text);
-  if (text.empty()) input_error(std::string(subject) + " is empty", "give a finite decimal number");
-  double v = 0.0;
+namespace {
+
+// Why a text is not a finite double.
+enum class NumberFault { none, empty, out_of_range, not_a_number, not_finite };
+
+NumberFault read_finite(std::string_view text, double& v) {
+  if (text.empty()) return NumberFault::empty;
   const char* first = text.data();
   const char* last = text.data() + text.size();
   // from_chars takes no leading '+'; accept one for convenience ("+1e3").
   if (*first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range)
-    input_error(shown + " is out of the range of double", "give a finite number of magnitude below 1.8e308");
-  if (ec != std::errc() || ptr != last)
-    input_error(shown + " is not a number", "give a finite decimal number such as 0.5 or -1e3");
-  if (!std::isfinite(v)) input_error(shown + " is not finite", "give a finite number (no nan or inf)");
+  if (ec == std::errc::result_out_of_range) return NumberFault::out_of_range;
+  if (ec != std::errc() || ptr != last) return NumberFault::not_a_number;
+  if (!std::isfinite(v)) return NumberFault::not_finite;
+  return NumberFault::none;
+}
+
+// `subject` names the number ("--range '0:x': HI"), `shown` is subject and
+// the quoted text, `where` is appended to what was wrong (a place in a list).
+[[noreturn]] void finite_error(NumberFault fault, const std::string& subject, const std::string& shown,
+                               const std::string& where) {
+  switch (fault) {
+    case NumberFault::empty: input_error(subject + " is empty" + where, "give a finite decimal number");
+    case NumberFault::out_of_range:
+      input_error(shown + " is out of the range of double" + where, "give a finite number of magnitude below 1.8e308");
+    case NumberFault::not_finite: input_error(shown + " is not finite" + where, "give a finite number (no nan or inf)");
+    case NumberFault::none:
+    case NumberFault::not_a_number: break;
+  }
+  input_error(shown + " is not a number" + where, "give a finite decimal number such as 0.5 or -1e3");
+}
+
+// Messages about one item of a long list quote only this much of it, and of
+// the list around it, so that they stay one short line and cost nothing until
+// an error is found (building one message per item made parsing quadratic).
+constexpr std::size_t kItemShown = 16;
+constexpr std::size_t kContextShown = 12;  // on each side of the item
+
+// `text` cut to `max` characters, "..." marking the cut.
+std::string clipped(std::string_view text, std::size_t max) {
+  return text.size() <= max ? std::string(text) : std::string(text.substr(0, max)) + "...";
+}
+
+// The item text[begin, end) quoted, and where it stands: " (character K of
+// the list: '...3,4,x,6,7...')", at most about 40 characters of the list.
+std::string quoted_item(std::string_view text, std::size_t begin, std::size_t end) {
+  return quote(clipped(text.substr(begin, end - begin), kItemShown));
+}
+std::string item_place(std::string_view text, std::size_t begin, std::size_t end) {
+  const std::size_t from = begin > kContextShown ? begin - kContextShown : 0;
+  const std::size_t to = std::min(text.size(), std::min(end, begin + kItemShown) + kContextShown);
+  std::string around = from > 0 ? "..." : "";
+  around += text.substr(from, to - from);
+  if (to < text.size()) around += "...";
+  return " (character " + std::to_string(begin + 1) + " of the list: " + quote(around) + ")";
+}
+
+// Calls item(index, begin, end) for each comma-separated item of `text`.
+template <class F>
+void for_each_item(std::string_view text, F&& item) {
+  std::size_t start = 0;
+  for (std::size_t index = 0;; ++index) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string_view::npos ? text.size() : comma;
+    item(index, start, end);
+    if (comma == std::string_view::npos) return;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+double parse_finite(std::string_view subject, std::string_view text) {
+  double v = 0.0;
+  const NumberFault fault = read_finite(text, v);
+  if (fault != NumberFault::none)
+    finite_error(fault, std::string(subject), std::string(subject) + " " + quote(text), "");
   return v;
 }
 
@@ -158,19 +246,19 @@ RangeArg parse_range(std::string_view text) {
 std::vector<double> parse_edges(std::string_view text) {
   std::vector<double> edges;
   if (text.empty()) input_error("--edges is empty", "give at least two increasing numbers, e.g. --edges 0,10,100");
-  std::size_t start = 0;
-  while (true) {
-    auto comma = text.find(',', start);
-    std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty())
-      input_error("--edges " + quote(text) + " has an empty item (edge " + std::to_string(edges.size()) + ")",
-                  "separate the numbers by single commas");
-    edges.push_back(parse_finite("--edges " + quote(text) + ": edge " + std::to_string(edges.size()), item));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  for_each_item(text, [&](std::size_t index, std::size_t begin, std::size_t end) {
+    auto subject = [&] { return "--edges: edge " + std::to_string(index); };
+    if (begin == end)
+      input_error(subject() + " is empty" + item_place(text, begin, end), "separate the numbers by single commas");
+    double v = 0.0;
+    const NumberFault fault = read_finite(text.substr(begin, end - begin), v);
+    if (fault != NumberFault::none)
+      finite_error(fault, subject(), subject() + " " + quoted_item(text, begin, end), item_place(text, begin, end));
+    edges.push_back(v);
+  });
   if (edges.size() < 2)
-    input_error("--edges " + quote(text) + " has only one edge", "give at least two edges (one bin has two)");
+    input_error("--edges " + quote(clipped(text, kItemShown)) + " has only one edge",
+                "give at least two edges (one bin has two)");
   for (std::size_t i = 1; i < edges.size(); ++i) {
     if (edges[i] == edges[i - 1])
       input_error("--edges: edge " + std::to_string(i) + " (" + format_number(edges[i]) + ") equals edge " +
@@ -188,18 +276,20 @@ unsigned parse_channel_list(std::string_view text, unsigned channels) {
   const std::string range = "give channel numbers from 0 to " + std::to_string(channels - 1) + ", e.g. --active 0,1,2";
   if (text.empty()) input_error("--active is empty", range);
   unsigned mask = 0;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) input_error("--active " + quote(text) + " has an empty item", "separate the channels by single commas");
-    const auto c = static_cast<unsigned>(parse_count("--active", item, 0, channels - 1));
-    if (mask >> c & 1u) input_error("--active " + quote(text) + " names channel " + std::to_string(c) + " twice", range);
+  for_each_item(text, [&](std::size_t index, std::size_t begin, std::size_t end) {
+    const std::string subject = "--active: item " + std::to_string(index);
+    const std::string place = item_place(text, begin, end);
+    if (begin == end) input_error(subject + " is empty" + place, "separate the channels by single commas");
+    const std::string_view item = text.substr(begin, end - begin);
+    unsigned c = 0;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), c);
+    if (ec != std::errc() || ptr != item.data() + item.size() || c >= channels)
+      input_error(subject + " " + quoted_item(text, begin, end) + " is not a channel number from 0 to " +
+                      std::to_string(channels - 1) + place,
+                  range);
+    if (mask >> c & 1u) input_error(subject + " names channel " + std::to_string(c) + " again" + place, range);
     mask |= 1u << c;
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  });
   return mask;
 }
 

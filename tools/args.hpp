@@ -17,9 +17,17 @@ namespace levelhist::cli {
 [[noreturn]] void usage_error(const std::string& what, const std::string& fix);
 [[noreturn]] void input_error(const std::string& what, const std::string& fix);
 
-// `text` in single quotes, with control characters and other non-printable
-// bytes escaped (\n, \xNN), so that a file name never breaks the one-line rule.
+// `text` in single quotes, the one way every message shows a file name or a
+// value the user gave: a quote and a backslash are escaped with a backslash
+// (\', \\), control characters as \n, \t, \r or \xNN, and every byte that is
+// not part of valid UTF-8 (or is a C1 control, U+0080..U+009F) as \xNN. So a
+// name never breaks the one-line rule, never sends a terminal a control
+// sequence, and two different names never look the same.
 std::string quote(std::string_view text);
+// A name in an output header (`==> NAME <==`, the first line of `image`, plot
+// titles and legends): as it is when quote() would escape nothing in it,
+// else quote(text).
+std::string display_name(std::string_view text);
 
 // The options a command accepts.
 struct OptionSpec {

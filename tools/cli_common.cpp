@@ -1,4 +1,7 @@
-// What the counting commands share: run options, strategy resolution, errors.
+// What the counting commands share: run options, strategy resolution, errors, outputs.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,18 +16,49 @@ constexpr std::uint64_t kMaxThreads = 1024;
 
 }  // namespace
 
-[[noreturn]] void rethrow_with_fix(const Error& e) {
-  std::string msg = e.what();
-  if (msg.find("; ") == std::string::npos) {
-    switch (e.kind()) {
-      case ErrorKind::usage: msg += "; see 'levelhist --help'"; break;
-      case ErrorKind::input: msg += "; check the input and the bin options"; break;
-      case ErrorKind::unsupported: msg += "; choose another with --strategy or --backend (see 'levelhist list')"; break;
-      case ErrorKind::cuda: msg += "; try --backend cpu"; break;
-      case ErrorKind::internal: msg += "; please report this bug"; break;
-    }
+namespace {
+
+// The fix for an error about `subject`, in the CLI's own terms; empty where
+// the library's fix serves as it is.
+std::string cli_fix(const Error& e) {
+  switch (e.subject()) {
+    case ErrorSubject::strategy: return "choose another with --strategy, or leave it auto (see 'levelhist list')";
+    case ErrorSubject::backend: return e.kind() == ErrorKind::unsupported ? "use --backend cpu or auto" : "";
+    case ErrorSubject::binning: return "check --bins, --range and --edges";
+    case ErrorSubject::layout: return "check --channels and --active";
+    case ErrorSubject::weights: return "check --weights and --weight-type";
+    case ErrorSubject::threads: return "use --threads N with a smaller N";
+    case ErrorSubject::memory: return "use fewer bins or threads, or free some memory";
+    case ErrorSubject::device:
+      return e.kind() == ErrorKind::cuda || e.kind() == ErrorKind::resource ? "try --backend cpu" : "";
+    case ErrorSubject::workspace:
+    case ErrorSubject::data:
+    case ErrorSubject::none: break;
   }
-  throw Error(e.kind(), msg);
+  return {};
+}
+
+std::string kind_fix(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage: return "see 'levelhist --help'";
+    case ErrorKind::input: return "check the input and the bin options";
+    case ErrorKind::unsupported: return "choose another with --strategy or --backend (see 'levelhist list')";
+    case ErrorKind::cuda: return "try --backend cpu";
+    case ErrorKind::resource: return "free some memory, or use fewer bins or threads";
+    case ErrorKind::internal: return "please report this bug";
+  }
+  return {};
+}
+
+}  // namespace
+
+[[noreturn]] void rethrow_with_fix(const Error& e) {
+  // An error made in the CLI's own form ("what; fix") passes as it is.
+  if (e.fix().empty() && e.subject() == ErrorSubject::none && e.message().find("; ") != std::string::npos) throw e;
+  std::string fix = cli_fix(e);
+  if (fix.empty()) fix = e.fix();
+  if (fix.empty()) fix = kind_fix(e.kind());
+  throw Error(e.kind(), e.message() + "; " + fix, "", e.subject());
 }
 
 std::vector<double> bin_edges(const Binning& b) {
@@ -47,10 +81,64 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
 }
 
+[[noreturn]] void rethrow_naming(const Error& e, const std::string& name) {
+  std::string msg = e.what();
+  if (msg.rfind(name + ": ", 0) == 0) msg = quote(name) + msg.substr(name.size());
+  rethrow_with_fix(Error(e.kind(), msg));
+}
+
 void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {
-  if (input != "-" && same_file(input, output))
+  if (output == "-") return;
+  struct stat out {};
+  const bool exists = ::stat(output.c_str(), &out) == 0;
+  // Written in place, not replaced: no input's data is lost (sort /dev/null -o /dev/null).
+  if (exists && !S_ISREG(out.st_mode) && !S_ISDIR(out.st_mode)) return;
+  if (input == "-") {
+    struct stat in {};
+    if (exists && ::fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+      usage_error(option + " " + quote(output) + " is the file standard input is redirected from, which levelhist "
+                  "never overwrites",
+                  "name another output file");
+    return;
+  }
+  if (same_file(input, output))
     usage_error(option + " " + quote(output) + " is the input file, which levelhist never overwrites",
                 "name another output file");
+}
+
+detail::StagedOutput stage_output(const std::string& path, std::span<const std::uint8_t> bytes,
+                                  const std::string& option, bool command_prints) {
+  const detail::OutputTarget target = path == "-" ? detail::OutputTarget{detail::OutputTarget::Kind::descriptor, "", 1}
+                                                  : call_naming(path, [&] { return detail::resolve_output(path); });
+  if (target.kind == detail::OutputTarget::Kind::descriptor && target.fd == STDOUT_FILENO) {
+    if (command_prints)
+      usage_error(option + " " + quote(path) + " is standard output, where the command prints its report",
+                  "name a file for " + option);
+    // Through write_stdout: a reader that goes away ends levelhist quietly, as for every report.
+    write_stdout(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    return {};
+  }
+  return call_naming(path, [&] { return detail::StagedOutput(path, target, bytes); });
+}
+
+void commit_output(detail::StagedOutput& staged) {
+  call_naming(staged.path(), [&] { staged.commit(); });
+}
+
+void write_stdout_then_commit(std::string_view report, detail::StagedOutput& staged) {
+  try {
+    write_stdout(report);
+  } catch (const BrokenPipe&) {
+    commit_output(staged);
+    throw;
+  }
+  commit_output(staged);
+}
+
+void write_output(const std::string& path, std::span<const std::uint8_t> bytes, const std::string& option) {
+  detail::StagedOutput staged = stage_output(path, bytes, option, false);
+  commit_output(staged);
 }
 
 std::string output_path(const ParsedArgs& p, const std::string& command, const std::string& input) {
@@ -110,18 +198,9 @@ std::string StrategyLog::joined() const {
   return out;
 }
 
-void fill_checked(Histogram& hist, SampleType type, const void* data, std::uint64_t n, const Options& options,
-                  StrategyLog& log) {
+Plan make_plan(const Request& request, const Options& options) {
   try {
-    log.add(fill(hist, type, data, n, options));
-  } catch (const Error& e) {
-    rethrow_with_fix(e);
-  }
-}
-
-const Strategy& resolve_checked(const Problem& problem, const Options& options) {
-  try {
-    return resolve_strategy(problem, options);
+    return Plan(request, options);
   } catch (const Error& e) {
     rethrow_with_fix(e);
   }

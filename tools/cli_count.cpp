@@ -182,8 +182,8 @@ Binning static_binning(SampleType type, const BinArgs& a) {
     Binning b = Binning::per_value(type);
     return a.numpy ? Binning::even(b.bins(), b.lower(), b.upper(), true) : b;
   } catch (const Error& e) {
-    if (std::string(e.what()).find("; ") != std::string::npos) throw;
-    throw Error(e.kind(), std::string(e.what()) + "; check --bins, --range and --edges");
+    if (e.subject() != ErrorSubject::binning) throw;  // the CLI's own errors carry their fix already
+    throw Error(e.kind(), e.message() + "; check --bins, --range and --edges");
   }
 }
 
@@ -213,7 +213,7 @@ Binning auto_binning(SampleType type, const BinArgs& a, const Extent& x) {
     }
     return Binning::even(bins, lo, hi, true);
   } catch (const Error& e) {
-    throw Error(e.kind(), "--range auto found [" + format_number(lo) + ", " + format_number(hi) + "]: " + e.what() +
+    throw Error(e.kind(), "--range auto found [" + format_number(lo) + ", " + format_number(hi) + "]: " + e.message() +
                               "; give --range LO:HI");
   }
 }
@@ -232,6 +232,23 @@ void check_counter_memory(const Binning& b, std::size_t histograms) {
                 histograms == 1 ? "" : "s", have / (1024.0L * 1024 * 1024));
   input_error(buf, histograms > 1 ? "use fewer bins or drop --per-file" : "use fewer bins");
 }
+
+}  // namespace
+
+Binning binning_of_options(SampleType type, const ParsedArgs& p) {
+  if (p.has("--edges") && (p.has("--bins") || p.has("--range")))
+    usage_error("--edges and --bins/--range both give the bins", "use one of them: --edges sets every edge itself");
+  BinArgs a;
+  a.numpy = p.has("--numpy");
+  if (auto v = p.value("--bins")) a.bins = parse_count("--bins", *v, 1, kMaxBins);
+  if (auto v = p.value("--range")) a.range = parse_range(*v);
+  if (auto v = p.value("--edges")) a.edges = parse_edges(*v);
+  if (a.range && a.range->automatic)
+    usage_error("--range auto takes its range from the data", "give --range LO:HI here");
+  return static_binning(type, a);
+}
+
+namespace {
 
 // ---- output -----------------------------------------------------------------
 
@@ -306,7 +323,7 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
     if (!per_file_mode) return table_of(all, edges, width);
     for (std::size_t f = 0; f < per_file.size(); ++f) {
       if (f) out += '\n';
-      out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : inputs[f].arg) + " <==\n";
+      out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : display_name(inputs[f].arg)) + " <==\n";
       out += table_of(per_file[f], edges, width);
     }
     return out;
@@ -444,7 +461,7 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
 
 // ---- --plot ---------------------------------------------------------------------
 
-std::string input_name(const Input& in) { return in.is_stdin ? std::string("standard input") : in.arg; }
+std::string input_name(const Input& in) { return in.is_stdin ? std::string("standard input") : display_name(in.arg); }
 
 // The plot's title: the input's name, or the first names and how many more.
 std::string inputs_title(const InputSet& inputs) {
@@ -599,7 +616,11 @@ int run_count(const std::vector<std::string>& args) {
     usage_error("--weights cannot read standard input", "give the weights in a file");
   RunOptions run = parse_run_options(p);
   const std::optional<std::string> plot_path = p.value(kPlotOption);
-  if (plot_path) check_plot_path(*plot_path);
+  if (plot_path) {
+    check_plot_path(*plot_path);
+    for (const std::string& input : input_operands(p)) refuse_overwriting_input(input, *plot_path, kPlotOption);
+    if (weighted) refuse_overwriting_input(*p.value("--weights"), *plot_path, kPlotOption);
+  }
   // ... then values (exit 1).
   BinArgs bin_args;
   bin_args.numpy = p.has("--numpy");
@@ -658,26 +679,22 @@ int run_count(const std::vector<std::string>& args) {
   const bool per_file_mode = p.has("--per-file");
   const unsigned hists = static_cast<unsigned>(std::popcount(active));
   check_counter_memory(*binning, per_file_mode ? inputs.size() + 1 : hists);
-  Problem problem{type, &*binning, inputs.known_bytes() / ss};
-  if (pixels && channels > 1) {
-    const std::uint64_t known_pixels = std::max<std::uint64_t>(1, inputs.known_bytes() / (ss * channels));
-    problem.n = known_pixels * channels;
-    problem.layout = PixelLayout{channels, active, known_pixels, 1, 0};
-  }
-  problem.weighted = weighted;
-  problem.weight_type = weight_type;
-  StrategyLog log;
-  const Strategy& planned = resolve_checked(problem, run.library);
+  // One plan for the whole run: the strategy is chosen (and a strategy or
+  // backend that cannot take the request fails) before a sample is read.
+  Request request = weighted ? Request::weighted(type, weight_type, *binning)
+                             : Request::pixels(type, channels, active, *binning);
+  const Plan plan = make_plan(request, run.library);
+  const std::string strategy = plan.strategy().name;
+  auto fill = [&](auto& hists, const levelhist::Input& in) { call_with_fix([&] { plan.fill(hists, in); }); };
 
   if (pixels) {
     std::vector<Histogram> channel_hists(hists, Histogram(*binning));
     for (std::size_t i = 0; i < inputs.size(); ++i)
       inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
-        if (channels == 1) return fill_checked(channel_hists[0], type, d, n, run.library, log);
-        call_with_fix([&] { log.add(fill_pixels(channel_hists, type, d, PixelLayout{channels, active, n, 1, 0}, run.library)); });
+        fill(channel_hists, levelhist::Input::array(d, n * channels));
       }, &progress);
     progress.finish();
-    if (log.names.empty()) log.add(planned);
+    detail::StagedOutput plot;
     if (plot_path) {
       std::vector<HistogramSeries> series;
       for (unsigned c = 0, h = 0; c < channels; ++c)
@@ -685,9 +702,10 @@ int run_count(const std::vector<std::string>& args) {
           ChannelStyle style = channel_style(c, channels);
           series.push_back({style.label, &channel_hists[h++], style.color});
         }
-      write_plot_checked(*plot_path, histogram_chart(series, inputs_title(inputs)));
+      plot = stage_plot(*plot_path, histogram_chart(series, inputs_title(inputs)));
     }
-    write_stdout(render_channels(run.format, type, channels, active, channel_hists, inputs, log.joined()));
+    write_stdout_then_commit(render_channels(run.format, type, channels, active, channel_hists, inputs, strategy),
+                             plot);
     return 0;
   }
   if (weighted) {
@@ -696,21 +714,19 @@ int run_count(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < inputs.size(); ++i)
       inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
         if (n > weight_count - used) weights_mismatch(~std::uint64_t{0});
-        call_with_fix([&] {
-          log.add(fill_weighted(sums, type, d, n, weight_type, weights.data() + used * sample_size(weight_type),
-                                run.library));
-        });
+        fill(sums, levelhist::Input::array(d, n, weights.data() + used * sample_size(weight_type)));
         used += n;
       }, &progress);
     progress.finish();
     if (used != weight_count) weights_mismatch(used);
-    if (log.names.empty()) log.add(planned);
+    detail::StagedOutput plot;
     if (plot_path) {
       BarSeries bars{"", {}, ""};
       for (std::uint64_t i = 0; i < binning->bins(); ++i) bars.values.push_back(sums.sum(i));
-      write_plot_checked(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
+      plot = stage_plot(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
     }
-    write_stdout(render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, log.joined()));
+    write_stdout_then_commit(
+        render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, strategy), plot);
     return 0;
   }
 
@@ -719,22 +735,21 @@ int run_count(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Histogram* target = &all;
     if (per_file_mode) target = &per_file.emplace_back(*binning);
-    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
-      fill_checked(*target, type, d, n, run.library, log);
-    }, &progress);
+    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) { fill(*target, levelhist::Input::array(d, n)); }, &progress);
     if (per_file_mode) all += *target;
   }
   progress.finish();
-  if (log.names.empty()) log.add(planned);
   // The plot is written before standard output, so that a plot that cannot be
-  // written fails the run with nothing printed, as every other failure does.
+  // written fails the run with nothing printed, as every other failure does;
+  // a replaced plot file appears only once standard output was written.
+  detail::StagedOutput plot;
   if (plot_path) {
     std::vector<HistogramSeries> series;
     for (std::size_t f = 0; f < per_file.size(); ++f) series.push_back({input_name(inputs[f]), &per_file[f], ""});
-    write_plot_checked(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
-                                                 : histogram_chart(all, inputs_title(inputs)));
+    plot = stage_plot(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
+                                                : histogram_chart(all, inputs_title(inputs)));
   }
-  write_stdout(render(run.format, type, all, per_file, inputs, per_file_mode, log.joined()));
+  write_stdout_then_commit(render(run.format, type, all, per_file, inputs, per_file_mode, strategy), plot);
   return 0;
 }
 

@@ -3,10 +3,12 @@
 // equalize it, write it).
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include "cli.hpp"
 #include "cli_plot.hpp"
+#include "image/file_names.hpp"
 #include "levelhist/image.hpp"
 #include "levelhist/image_ops.hpp"
 #include "levelhist/plot.hpp"
@@ -29,6 +31,8 @@ const char* const kImageHelp =
     "  --backend B       auto (default), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -45,6 +49,8 @@ const char* const kThresholdHelp =
     "  --otsu            Otsu's threshold from the image's histogram, exactly as\n"
     "                    OpenCV's THRESH_OTSU computes it\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -59,6 +65,8 @@ const char* const kEqualizeHelp =
     "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
     "                    (.pgm, .pnm or .png); never the input file\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
+    "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
+    "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
@@ -80,13 +88,40 @@ std::string single_input(const ParsedArgs& p, const std::string& command) {
   return p.operands[0];
 }
 
-// The run options without --format: threshold and equalize print no table.
+// The image, its read errors naming the file as every CLI message does (quoted).
+image::Image read_input_image(const std::string& file, const image::ReadLimits& limits) {
+  return call_naming(file, [&] { return image::read_image(file, limits); });
+}
+
+// The format of an output image, from its extension, checked before any input
+// is read: an extension levelhist cannot write is a usage error.
+image::FileFormat output_format(const std::string& path) {
+  const std::string ext = levelhist::detail::lower_extension(path);
+  if (ext == ".pgm" || ext == ".ppm" || ext == ".pnm") return image::FileFormat::pnm;
+  if (ext == ".png" && image::png_supported()) return image::FileFormat::png;
+  if (ext == ".png")
+    usage_error("-o " + quote(path) + ": PNG output needs libpng at build time", "name a .pgm or .pnm file");
+  usage_error("-o " + quote(path) + ": cannot tell the image format from the name",
+              "name a .pgm, .ppm, .pnm or .png file");
+}
+
+// The run options without --format (threshold and equalize print no table),
+// with --max-pixels.
 std::vector<OptionSpec> image_run_specs(std::vector<OptionSpec> extra) {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.erase(std::remove_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.name == "--format"; }),
               specs.end());
+  specs.push_back({"--max-pixels", true});
   specs.insert(specs.end(), extra.begin(), extra.end());
   return specs;
+}
+
+// --max-pixels, or the library's default (LEVELHIST_MAX_PIXELS, else 2^28).
+image::ReadLimits read_limits(const ParsedArgs& p) {
+  image::ReadLimits limits;
+  if (auto v = p.value("--max-pixels"))
+    limits.max_pixels = parse_count("--max-pixels", *v, 1, std::numeric_limits<std::uint64_t>::max());
+  return limits;
 }
 
 std::string describe_shape(const image::Image& img) {
@@ -153,8 +188,9 @@ std::string render_table(const ImageReport& r) {
   const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
   const std::uint64_t group = (values + kTableBars - 1) / kTableBars;
   const int width = terminal_width();
-  std::string out = r.file + ": " + std::to_string(r.img.width) + " x " + std::to_string(r.img.height) + ", " +
-                    describe_shape(r.img) + ", maxval " + std::to_string(r.img.maxval) + "\n";
+  std::string out = display_name(r.file) + ": " + std::to_string(r.img.width) + " x " +
+                    std::to_string(r.img.height) + ", " + describe_shape(r.img) + ", maxval " +
+                    std::to_string(r.img.maxval) + "\n";
   for (std::size_t c = 0; c < r.hists.size(); ++c) {
     out += "\n==> " + r.names[c] + " <==\n";
     out += render_summary(stat_lines(r.stats[c]));
@@ -234,7 +270,7 @@ plot::Chart histogram_chart(const ImageReport& r) {
   }
   const Binning binning = group == 1 ? Binning::even(bars, 0, static_cast<double>(values))
                                      : Binning::even(bars, 0, static_cast<double>(bars * group));
-  const std::string title = fs::path(r.file).filename().string() + ": histogram per channel";
+  const std::string title = display_name(fs::path(r.file).filename().string()) + ": histogram per channel";
   plot::Chart chart =
       bars_chart(binning, series, title, group == 1 ? "pixels" : "pixels per " + std::to_string(group) + " values");
   chart.x.label = "sample value";
@@ -246,6 +282,7 @@ plot::Chart histogram_chart(const ImageReport& r) {
 int run_image(const std::vector<std::string>& args) {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.push_back({"--plot", true});
+  specs.push_back({"--max-pixels", true});
   ParsedArgs p = parse_args("image", args, specs);
   if (p.help) {
     write_stdout(kImageHelp);
@@ -258,15 +295,18 @@ int run_image(const std::vector<std::string>& args) {
     refuse_overwriting_input(file, *plot_path, "--plot");
   }
   RunOptions run = parse_run_options(p);
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = read_input_image(file, limits);
   StrategyLog log;
   ImageReport report{file, img, channel_names(img.channels), count_channels(img, run.library, log), {}, log.joined()};
   for (const Histogram& h : report.hists) report.stats.push_back(image::stats(h));
-  if (plot_path) write_plot_checked(*plot_path, histogram_chart(report));
+  // The plot is staged before the report and appears only once the report is out.
+  detail::StagedOutput plot;
+  if (plot_path) plot = stage_plot(*plot_path, histogram_chart(report));
   switch (run.format) {
-    case Format::table: write_stdout(render_table(report)); break;
-    case Format::csv: write_stdout(render_csv(report)); break;
-    case Format::json: write_stdout(render_json(report)); break;
+    case Format::table: write_stdout_then_commit(render_table(report), plot); break;
+    case Format::csv: write_stdout_then_commit(render_csv(report), plot); break;
+    case Format::json: write_stdout_then_commit(render_json(report), plot); break;
   }
   return 0;
 }
@@ -280,20 +320,23 @@ int run_threshold(const std::vector<std::string>& args) {
   }
   const std::string file = single_input(p, "threshold");
   const std::string out = output_path(p, "threshold", file);
+  const image::FileFormat format = output_format(out);
   if (p.has("--value") == p.has("--otsu"))
     usage_error(p.has("--otsu") ? "--value and --otsu both give the threshold" : "no threshold given",
                 "give --value T or --otsu");
   RunOptions run = parse_run_options(p);
   std::uint32_t t = 0;
   if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "threshold", false);
   if (p.has("--otsu")) {
     StrategyLog log;
     t = image::otsu_threshold(count_channels(img, run.library, log).front());
   }
-  image::write_image(out, image::threshold(img, t));
-  write_stdout("threshold " + std::to_string(t) + "\n");
+  // OUT appears only once "threshold T" is printed: a failed standard output leaves no OUT.
+  detail::StagedOutput staged = stage_output(out, image::encode_image(image::threshold(img, t), format), "-o", true);
+  write_stdout_then_commit("threshold " + std::to_string(t) + "\n", staged);
   return 0;
 }
 
@@ -305,10 +348,13 @@ int run_equalize(const std::vector<std::string>& args) {
   }
   const std::string file = single_input(p, "equalize");
   const std::string out = output_path(p, "equalize", file);
+  const image::FileFormat format = output_format(out);
   RunOptions run = parse_run_options(p);
-  const image::Image img = image::read_image(file);
+  const image::ReadLimits limits = read_limits(p);
+  const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "equalize", true);
-  image::write_image(out, call_with_fix([&] { return image::equalize(img, run.library); }));
+  const image::Image equalized = call_with_fix([&] { return image::equalize(img, run.library); });
+  write_output(out, image::encode_image(equalized, format), "-o");
   return 0;
 }
 

@@ -83,14 +83,15 @@ ChannelStyle channel_style(unsigned channel, unsigned channels) {
   return {label, label == "alpha" ? "black" : label};
 }
 
-void write_plot_checked(const std::string& path, const plot::Chart& chart) {
-  try {
-    plot::write_plot(path, chart);
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    if (msg.find("; ") != std::string::npos) throw;
-    throw Error(e.kind(), msg + "; check that the directory exists and is writable");
+detail::StagedOutput stage_plot(const std::string& path, const plot::Chart& chart) {
+  std::vector<std::uint8_t> bytes;
+  if (plot::plot_format(path) == plot::PlotFormat::svg) {
+    const std::string svg = plot::render_svg(chart);
+    bytes.assign(svg.begin(), svg.end());
+  } else {
+    bytes = call_with_fix([&] { return image::encode_image(plot::render_image(chart), image::FileFormat::png); });
   }
+  return stage_output(path, bytes, kPlotOption, true);
 }
 
 }  // namespace levelhist::cli

@@ -3,11 +3,13 @@
 //
 //   check_plot_path(path);                    // before any input is read
 //   ... count ...
-//   write_plot_checked(path, histogram_chart(hist, "data.u8"));
+//   StagedOutput plot = stage_plot(path, histogram_chart(hist, "data.u8"));
+//   write_stdout_then_commit(report, plot);   // the plot appears only when the report is out
 #pragma once
 #include <string>
 #include <vector>
 
+#include "image/file_io.hpp"
 #include "levelhist/histogram.hpp"
 #include "levelhist/plot.hpp"
 
@@ -51,8 +53,10 @@ struct ChannelStyle {
 };
 ChannelStyle channel_style(unsigned channel, unsigned channels);
 
-// plot::write_plot with the CLI's error form: a path that cannot be written is
-// exit 1 with a fix.
-void write_plot_checked(const std::string& path, const plot::Chart& chart);
+// The chart drawn in the format `path` names (check_plot_path) and staged
+// through the CLI's one writer (cli.hpp stage_output): commit it after the
+// report is on standard output. A path that cannot be written is exit 1, its
+// cause named.
+detail::StagedOutput stage_plot(const std::string& path, const plot::Chart& chart);
 
 }  // namespace levelhist::cli

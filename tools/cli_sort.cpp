@@ -1,14 +1,16 @@
 // `levelhist sort`: counting sort of a raw binary file of 8- or 16-bit samples
 // (levelhist::counting_sort, sort.hpp) into a new file.
 //
-// The output is written next to its final name under a temporary name and
-// renamed over it only when complete, so a failed or interrupted sort never
-// leaves a half-written file, and the input is never the output (refused).
+// The output goes through the CLI's one writer (cli.hpp write_output): a file
+// is written next to its final name under a temporary name and renamed over it
+// only when complete, so a failed or interrupted sort never leaves a
+// half-written file (nor, on SIGINT, SIGTERM or SIGHUP, the temporary one); a
+// device or FIFO is written in place, `-o -` is standard output; and the input
+// is never the output (refused).
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
-#include "core/file_io.hpp"
 #include "input.hpp"
 #include "levelhist/sort.hpp"
 
@@ -22,7 +24,8 @@ const char* const kSortHelp =
     "gives; it is written under a temporary name and renamed when complete.\n"
     "\n"
     "  --type T          u8 (default), i8, u16 or i16\n"
-    "  -o, --output OUT  the sorted file (required; never FILE itself)\n"
+    "  -o, --output OUT  the sorted file (required; never FILE itself; '-' for standard\n"
+    "                    output; a device or FIFO is written in place, a link followed)\n"
     "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
     "  -h, --help        show this help\n"
@@ -64,7 +67,7 @@ int run_sort(const std::vector<std::string>& args) {
   std::vector<unsigned char> sorted(data.size());
   const std::uint64_t n = data.size() / sample_size(type);
   call_with_fix([&] { counting_sort(type, data.data(), sorted.data(), n, run.library); });
-  detail::write_file_atomically(out, sorted);
+  write_output(out, std::span<const std::uint8_t>(sorted.data(), sorted.size()), "-o");
   return 0;
 }
 

@@ -65,25 +65,22 @@ int run_text(const std::vector<std::string>& args) {
   InputSet inputs(input_operands(p), 1, "u8");
   inputs.validate();
   const Binning bytes_binning = Binning::per_value(SampleType::u8);
-  Problem problem{SampleType::u8, &bytes_binning, inputs.known_bytes()};
-  const Strategy& planned = resolve_checked(problem, run.library);
+  const Plan plan = make_plan(Request::counts(SampleType::u8, bytes_binning), run.library);
   Progress progress(inputs.known_bytes(), inputs.all_known());
 
   // Count bytes (256 bins) and fold them into letters afterwards: one pass,
   // any strategy, and --fold-case costs nothing.
-  StrategyLog log;
   std::vector<Histogram> per_file;
   Histogram all_bytes(bytes_binning);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Histogram bytes(bytes_binning);
     inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
-      fill_checked(bytes, SampleType::u8, d, n, run.library, log);
+      call_with_fix([&] { plan.fill(bytes, levelhist::Input::array(d, n)); });
     }, &progress);
     all_bytes += bytes;
     if (per_file_mode) per_file.push_back(text::letters_from_bytes(bytes, fold));
   }
   progress.finish();
-  if (log.names.empty()) log.add(planned);
   Histogram all = text::letters_from_bytes(all_bytes, fold);
 
   std::string out;
@@ -94,7 +91,7 @@ int run_text(const std::vector<std::string>& args) {
     } else {
       for (std::size_t f = 0; f < per_file.size(); ++f) {
         if (f) out += '\n';
-        out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : inputs[f].arg) + " <==\n";
+        out += "==> " + (inputs[f].is_stdin ? std::string("standard input") : display_name(inputs[f].arg)) + " <==\n";
         out += table_of(per_file[f], width);
       }
     }
@@ -113,7 +110,7 @@ int run_text(const std::vector<std::string>& args) {
     out += "  \"files\": [";
     for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
     out += "],\n";
-    out += "  \"strategy\": " + json_string(log.joined()) + ",\n";
+    out += "  \"strategy\": " + json_string(std::string(plan.strategy().name)) + ",\n";
     out += "  \"bins\": " + std::to_string(text::kLetterBins) + ",\n";
     out += "  \"labels\": [";
     for (std::uint64_t i = 0; i < text::kLetterBins; ++i)

@@ -30,10 +30,7 @@ std::string format_number(double v) {
   return std::string(buf, ptr);
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not valid.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   unsigned char c = byte(i);
   std::size_t len;
@@ -53,8 +50,6 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return len;
 }
 
-}  // namespace
-
 std::string json_string(std::string_view text) {
   std::string out = "\"";
   for (std::size_t i = 0; i < text.size();) {
@@ -69,7 +64,7 @@ std::string json_string(std::string_view text) {
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
     } else if (c >= 0x80) {
-      std::size_t len = utf8_sequence(text, i);
+      std::size_t len = utf8_sequence_length(text, i);
       if (len == 0) {
         out += "\\ufffd";
         ++i;

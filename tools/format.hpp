@@ -20,6 +20,9 @@ std::string format_number(double v);
 // A JSON string literal: quotes, backslashes and control characters escaped,
 // invalid UTF-8 bytes replaced by U+FFFD, so the output is always valid JSON.
 std::string json_string(std::string_view text);
+// The length of the valid UTF-8 sequence that starts at text[i] (1 for
+// ASCII), or 0 when the byte there does not start one.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 // A CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF.
 std::string csv_field(std::string_view text);
 

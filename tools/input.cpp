@@ -15,6 +15,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "image/temp_files.hpp"
 
 namespace levelhist::cli {
 namespace {
@@ -185,6 +186,7 @@ void InputSet::validate() {
         off_t off = ::lseek(STDIN_FILENO, 0, SEEK_CUR);
         if (off >= 0) {
           in.sized = true;
+          in.start = static_cast<std::uint64_t>(off);
           in.bytes = st.st_size > off ? static_cast<std::uint64_t>(st.st_size - off) : 0;
         }
       }
@@ -224,7 +226,11 @@ void InputSet::make_rescannable(Progress* progress) {
       input_error("--range auto reads standard input twice, but no temporary file can be made in " + quote(dir) +
                       ": " + errno_text(errno),
                   "set TMPDIR to a writable directory, or give the data as a file");
+    // Unlinked at once, so nothing can leave it behind; registered for the
+    // instant in between, in case a signal falls there (core/temp_files.hpp).
+    const int ticket = detail::register_temp_file(path.c_str());
     ::unlink(path.c_str());
+    detail::unregister_temp_file(ticket);
     in.spill_fd = fd;
     std::vector<unsigned char> buf(std::min<std::uint64_t>(chunk_bytes_, 64 * kMiB));
     std::uint64_t total = 0;
@@ -290,7 +296,9 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
   struct stat st {};
   if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    off_t begin = in.is_stdin ? ::lseek(fd.fd, 0, SEEK_CUR) : 0;
+    // A redirected standard input is read from where it stood when levelhist
+    // started, not from where the previous pass left it.
+    off_t begin = !in.is_stdin ? 0 : in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
     if (begin >= 0) {
       std::uint64_t end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, begin));
       scan_mapped(in, fd.fd, static_cast<std::uint64_t>(begin), end, fn, progress);

@@ -57,6 +57,9 @@ struct Input {
   // Set by InputSet::validate(): a regular file whose size is known up front.
   bool sized = false;
   std::uint64_t bytes = 0;  // when sized
+  // A standard input redirected from a regular file: the offset it had when
+  // levelhist started. Every pass (--range auto makes two) starts there.
+  std::uint64_t start = 0;
   int spill_fd = -1;        // standard input copied to an unlinked temporary file
 };
 

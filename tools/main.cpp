@@ -12,7 +12,6 @@
 
 #include <unistd.h>
 
-#include "bench.hpp"
 #include "cli.hpp"
 
 namespace levelhist::cli {
@@ -48,18 +47,32 @@ const char* const kMainHelp =
 
 const char* const kBenchHelp =
     "Usage: levelhist bench [ARGUMENT]...\n"
-    "Run the benchmark: the GPU benchmark, or the CPU one with --cpu. Every ARGUMENT\n"
-    "goes to the benchmark unchanged; 'levelhist bench --help' shows what it takes.\n"
-    "See docs/BENCHMARKS.md.\n";
+    "Run the benchmark program, levelhist-bench (installed beside levelhist): the GPU\n"
+    "benchmark, or the CPU one with --cpu. Every ARGUMENT goes to it unchanged;\n"
+    "'levelhist bench --help' shows what it takes. See docs/BENCHMARKS.md.\n";
 
 // What the errors for an unknown command suggest.
 const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize, sort and bench";
 
-// One line: a message must never break the one-line rule.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
+// One line: a message must never break the one-line rule. Names in messages
+// are already quote()d; this catches text from elsewhere (a system or libpng
+// message) and escapes its control characters the way quote() does.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 void print_error(const std::string& message) {
@@ -105,7 +118,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "text") return run_text(rest);
   if (cmd == "list") return run_list(rest);
   if (cmd == "sort") return run_sort(rest);
-  if (cmd == "bench") return bench::bench_main(rest);
+  if (cmd == "bench") return run_bench(rest);
   if (cmd == "image") return run_image(rest);
   if (cmd == "threshold") return run_threshold(rest);
   if (cmd == "equalize") return run_equalize(rest);

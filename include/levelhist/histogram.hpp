@@ -1,45 +1,80 @@
-// levelhist: the storage. A Histogram owns its binning and 64-bit counters:
-// one per bin, then underflow, overflow and NaN.
+// levelhist: the storage. A histogram owns its binning (the axis) and one value
+// per counter slot: the bins, then underflow, overflow and NaN. One design
+// serves counts and weighted sums (as Boost.Histogram's storages do): the value
+// type is a 64-bit count or a double sum of weights.
+//
+//   Histogram          counts, exact at any input size (64-bit)
+//   WeightedHistogram  sums of weights in double precision. The CPU reference
+//                      (cpu_serial) adds in sample order; parallel strategies add
+//                      in an order that depends on the hardware, so their sums can
+//                      differ from it (and from run to run) in the last bits, by at
+//                      most about n * 2^-53 relative to the sum of |weights| of the
+//                      slot. NaN and infinite weights propagate into their slot.
 #pragma once
+#include <algorithm>
+#include <concepts>
 #include <cstdint>
+#include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "levelhist/binning.hpp"
+#include "levelhist/error.hpp"
 
 namespace levelhist {
 
-class Histogram {
+template <class Value>
+class BasicHistogram {
+  static_assert(std::is_same_v<Value, std::uint64_t> || std::is_same_v<Value, double>,
+                "levelhist: a histogram holds 64-bit counts or double sums");
+
  public:
-  Histogram() : Histogram(Binning()) {}
-  explicit Histogram(Binning binning)
-      : binning_(std::move(binning)), slots_(binning_.slots(), 0) {}
+  using value_type = Value;
+
+  BasicHistogram() : BasicHistogram(Binning()) {}
+  explicit BasicHistogram(Binning binning) : binning_(std::move(binning)), slots_(binning_.slots(), Value{0}) {}
 
   const Binning& binning() const { return binning_; }
   std::uint64_t bins() const { return binning_.bins(); }
 
-  // The regular bins only.
-  std::span<const std::uint64_t> counts() const { return {slots_.data(), binning_.bins()}; }
-  std::uint64_t count(std::uint64_t bin) const { return slots_[bin]; }
-  std::uint64_t underflow() const { return slots_[binning_.underflow_slot()]; }
-  std::uint64_t overflow() const { return slots_[binning_.overflow_slot()]; }
-  std::uint64_t nan() const { return slots_[binning_.nan_slot()]; }
-  // Every sample counted, in bins or not.
-  std::uint64_t total() const;
-  // Samples in the regular bins.
-  std::uint64_t in_range() const;
+  // The regular bins only, and one of them.
+  std::span<const Value> values() const { return {slots_.data(), binning_.bins()}; }
+  Value value(std::uint64_t bin) const { return slots_[bin]; }
+  Value underflow() const { return slots_[binning_.underflow_slot()]; }
+  Value overflow() const { return slots_[binning_.overflow_slot()]; }
+  Value nan() const { return slots_[binning_.nan_slot()]; }
+  // Everything counted, in bins or not; and the regular bins alone.
+  Value total() const { return std::accumulate(slots_.begin(), slots_.end(), Value{0}); }
+  Value in_range() const { return std::accumulate(slots_.begin(), slots_.begin() + binning_.bins(), Value{0}); }
+
+  // The names of each storage: counts of a Histogram, sums of a WeightedHistogram.
+  std::span<const Value> counts() const requires std::is_integral_v<Value> { return values(); }
+  Value count(std::uint64_t bin) const requires std::is_integral_v<Value> { return value(bin); }
+  std::span<const Value> sums() const requires std::is_floating_point_v<Value> { return values(); }
+  Value sum(std::uint64_t bin) const requires std::is_floating_point_v<Value> { return value(bin); }
 
   // All counter slots (bins, underflow, overflow, NaN): what backends write.
-  std::span<std::uint64_t> slots() { return slots_; }
-  std::span<const std::uint64_t> slots() const { return slots_; }
+  std::span<Value> slots() { return slots_; }
+  std::span<const Value> slots() const { return slots_; }
 
-  void clear();
-  Histogram& operator+=(const Histogram& other);  // same binning required
-  friend bool operator==(const Histogram&, const Histogram&) = default;
+  void clear() { std::fill(slots_.begin(), slots_.end(), Value{0}); }
+  // Adds another histogram of the same binning, slot by slot.
+  BasicHistogram& operator+=(const BasicHistogram& other) {
+    if (!(binning_ == other.binning_))
+      throw Error(ErrorKind::usage, "cannot add histograms with different binnings",
+                  "add only histograms made with the same Binning", ErrorSubject::binning);
+    for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i] += other.slots_[i];
+    return *this;
+  }
+  friend bool operator==(const BasicHistogram&, const BasicHistogram&) = default;
 
  private:
   Binning binning_;
-  std::vector<std::uint64_t> slots_;
+  std::vector<Value> slots_;
 };
+
+using Histogram = BasicHistogram<std::uint64_t>;
+using WeightedHistogram = BasicHistogram<double>;
 
 }  // namespace levelhist

@@ -55,15 +55,38 @@ enum class FileFormat : std::uint8_t { pnm, png };
 // True when this build reads and writes PNG (libpng found at configure time).
 bool png_supported();
 
-// Reads a PNM or PNG file, told apart by its first bytes (not its name).
-Image read_image(const std::string& path);
+// How large an image the readers accept. A header is a claim, not proof: a
+// 68-byte PNG may claim 100000 x 100000 pixels. The readers check the claim
+// against max_pixels right after the header, before allocating anything (as
+// libpng's png_set_user_limits and ImageMagick's resource policy do), and
+// grow the pixel buffer only as the data really arrives when the file's size
+// does not already prove it can hold the raster.
+inline constexpr std::uint64_t kDefaultMaxPixels = std::uint64_t{1} << 28;  // 268 M pixels: 2 GiB as 16-bit RGBA
+struct ReadLimits {
+  // Width x height at most this; 0: the environment variable
+  // LEVELHIST_MAX_PIXELS when set (a positive integer; anything else throws
+  // Error(usage)), else kDefaultMaxPixels.
+  std::uint64_t max_pixels = 0;
+};
+
+// Reads a PNM or PNG file, told apart by its first bytes (not its name), from
+// a regular file, a FIFO or a device: it reads only what the header says the
+// image needs (plus a bounded slack for comments and PNG metadata), so
+// /dev/zero or an endless pipe ends in an Error(input) instead of filling
+// memory. A header claiming more than the pixel limit, or a buffer that cannot
+// be allocated, is an Error(input) naming the file and the size.
+Image read_image(const std::string& path, const ReadLimits& limits = {});
 // The same from memory; `name` is what error messages call it.
-Image decode_image(std::span<const std::uint8_t> file, const std::string& name = "input");
+Image decode_image(std::span<const std::uint8_t> file, const std::string& name = "input",
+                   const ReadLimits& limits = {});
 
 // Writes binary PNM (P5 gray, P6 RGB; 16-bit samples big-endian; maxval kept)
 // or PNG (8/16 bit, every channel count). PNM has no alpha: gray+alpha and
 // RGBA images throw Error(usage) suggesting PNG. The format follows the
 // extension (.pgm .ppm .pnm -> PNM, .png -> PNG; anything else: Error(usage)).
+// The file is written whole or not at all: a temporary file renamed over
+// `path` (a link followed to its target, which is replaced; a device or FIFO
+// written in place); Error(input) names the path and the cause otherwise.
 void write_image(const std::string& path, const Image& img);
 void write_image(const std::string& path, const Image& img, FileFormat format);
 std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format);

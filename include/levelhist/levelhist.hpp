@@ -4,8 +4,11 @@
 //   levelhist::Histogram h = levelhist::histogram<std::uint8_t>(bytes);   // 256 bins
 //   levelhist::Histogram g = levelhist::histogram<float>(values, levelhist::Binning::even(100, 0.0, 1.0));
 //
-// The factory functions below take host memory and choose a backend and a
-// strategy (Options); the device-pointer API for CUDA callers is in cuda.hpp.
+// The functions below take host memory and are thin wrappers around a Plan
+// (plan.hpp): each resolves its request through a small per-process cache of
+// plans, so a program counting frame after frame pays the resolution once. A
+// program that knows its request up front can hold the Plan itself; device
+// pointers go through Plan::run (or the CUB-style wrappers of cuda.hpp).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -15,19 +18,12 @@
 #include "levelhist/binning.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/histogram.hpp"
+#include "levelhist/plan.hpp"
+#include "levelhist/request.hpp"
 #include "levelhist/sample_type.hpp"
 #include "levelhist/strategy.hpp"
-#include "levelhist/weighted_histogram.hpp"
 
 namespace levelhist {
-
-enum class BackendChoice : std::uint8_t { automatic, cpu, cuda };
-
-struct Options {
-  std::string strategy = "auto";                   // a registry name, or "auto"
-  BackendChoice backend = BackendChoice::automatic;  // automatic: CUDA when a GPU is present
-  unsigned threads = 0;                            // CPU worker threads; 0 = all cores
-};
 
 // Adds n samples of `type` at `samples` (host memory, any alignment) into `hist`
 // (its counts are kept: call hist.clear() first for a fresh count). Returns the
@@ -76,7 +72,7 @@ WeightedHistogram histogram_weighted(SampleType type, const void* samples, std::
 const Strategy& fill_weighted(WeightedHistogram& hist, SampleType type, const void* samples, std::uint64_t n,
                               SampleType weight_type, const void* weights, const Options& options = {});
 
-// The backend `options` resolve to for a problem, and the strategy that runs.
+// The strategy a plan for `problem` with `options` runs (the backend follows from it).
 const Strategy& resolve_strategy(const Problem& problem, const Options& options);
 
 const char* version();

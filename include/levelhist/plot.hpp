@@ -95,7 +95,9 @@ std::string render_svg(const Figure& figure);
 image::Image render_image(const Chart& chart, int width = 720, int height = 420);
 image::Image render_image(const Figure& figure);
 
-// Writes text to a file; throws Error(input) naming the path when it cannot.
+// Writes text to a file whole or not at all (a temporary file renamed over
+// `path`; devices and FIFOs written in place); throws Error(input) naming the
+// path and the cause when it cannot.
 void write_svg_file(const std::string& path, const std::string& svg);
 
 // The file formats a plot can be written in, chosen by the path's extension

@@ -1,6 +1,12 @@
-// levelhist: the strategy registry. Every method (CPU or CUDA) is one Strategy
-// in one explicit list (src/core/registry.cpp); the CLI, the tests and the
-// benchmark all iterate over that list, and `auto` chooses from it.
+// levelhist: strategies and how `auto` chooses one.
+//
+// A Strategy is one counting method (CPU or CUDA) as plain data: what it can
+// count, the workspace it needs, and its run function. The library holds the
+// strategies `auto` can choose (and cpu_serial, the reference) in one explicit
+// list (src/core/registry.cpp); `auto` picks from them by one selection table
+// keyed by problem class and compute capability (src/core/selection.cpp).
+// The methods of the literature are strategies too, in a separate lab library
+// that the tests and the benchmark link (docs/ARCHITECTURE.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,24 +17,13 @@
 
 #include "levelhist/bin_index.hpp"
 #include "levelhist/binning.hpp"
+#include "levelhist/request.hpp"
 #include "levelhist/sample_type.hpp"
 
 namespace levelhist {
 
 enum class Backend : std::uint8_t { cpu, cuda };
 std::string_view to_string(Backend backend);
-
-// Interleaved pixels in rows (an image or a region of interest of one): the
-// default describes a plain 1-D array of samples.
-struct PixelLayout {
-  std::uint32_t channels = 1;     // interleaved samples per pixel, 1..4
-  std::uint32_t active = 0x1;     // bit c set: histogram channel c (one histogram per set bit, ascending)
-  std::uint64_t width = 0;        // pixels per row; 0: the whole input is one row of n / channels pixels
-  std::uint64_t height = 1;       // rows
-  std::uint64_t row_pitch = 0;    // bytes from one row's first sample to the next's; 0: packed rows
-  bool is_plain() const { return channels == 1 && active == 0x1 && width == 0 && height == 1 && row_pitch == 0; }
-  friend bool operator==(const PixelLayout&, const PixelLayout&) = default;
-};
 
 // What a problem needs beyond counting a plain 1-D array; a strategy lists in
 // Strategy::capabilities what it can do, and only those that can are offered it.
@@ -43,7 +38,7 @@ struct Problem {
   const Binning* binning;
   std::uint64_t n;  // samples (for pixels: width * height * channels)
   PixelLayout layout = {};
-  bool weighted = false;                   // one weight per sample (per pixel for pixels)
+  bool weighted = false;                     // one weight per sample (per pixel for pixels)
   SampleType weight_type = SampleType::f32;  // f32 or f64
   unsigned needs() const {
     return (layout.is_plain() ? 0u : unsigned{kCapabilityPixels}) | (weighted ? unsigned{kCapabilityWeights} : 0u);
@@ -53,15 +48,18 @@ struct Problem {
 // One call of a strategy's run function.
 //  * samples: n samples of `type`, any alignment; host memory for CPU
 //    strategies, device memory for CUDA ones.
-//  * slots: binning.slots() 64-bit counters in the same memory space; cleared
-//    first unless `accumulate`.
+//  * slots: binning.slots() 64-bit counters per histogram in the same memory
+//    space; cleared first unless `accumulate`.
 //  * indexer: the binning as a kernel-ready view; for CUDA strategies its
-//    edge array is already in device memory.
+//    edge array is already in device memory (the plan's).
+//  * prepared: what the strategy's prepare() wrote for this problem, where the
+//    strategy runs (the plan's device memory for CUDA), and prepared_host, the
+//    same bytes in host memory (for launch parameters); nullptr when none.
 //  * workspace: workspace_bytes(problem) bytes in the same memory space, 256-byte
 //    aligned. CPU: contents undefined on entry. CUDA: zero on entry, and the
-//    strategy must leave it zero on return, so one cached workspace serves every
-//    strategy and no call needs a clearing launch (docs/ARCHITECTURE.md).
-//  * n: CUDA strategies see at most 2^31 samples per call (the dispatcher splits).
+//    strategy must leave it zero on return, so one workspace serves every call
+//    and no call needs a clearing launch (docs/ARCHITECTURE.md).
+//  * n: CUDA strategies see at most 2^31 samples per call (the plan splits).
 struct RunArgs {
   const void* samples;
   std::uint64_t n;
@@ -83,6 +81,8 @@ struct RunArgs {
   const void* weights = nullptr;
   SampleType weight_type = SampleType::f32;
   double* weight_sums = nullptr;
+  const void* prepared = nullptr;
+  const void* prepared_host = nullptr;
 };
 
 struct Strategy {
@@ -96,22 +96,26 @@ struct Strategy {
   std::size_t (*workspace_bytes)(const Problem& problem);
   // Counts; throws levelhist::Error on failure.
   void (*run)(const RunArgs& args);
-  // How strongly `auto` prefers this strategy for a supported problem: the
-  // highest rank among supported, runnable strategies wins; 0 = never chosen.
-  int (*auto_rank)(const Problem& problem);
   // Sample counts at which this strategy changes behaviour (chunk, tile,
   // overflow-flush and grid boundaries) for the tests to probe at n-1, n, n+1;
   // nullptr when there are none worth naming.
   std::vector<std::uint64_t> (*boundary_sizes)(const Problem& problem) = nullptr;
   // Capability bits this strategy handles beyond plain 1-D counting.
   unsigned capabilities = 0;
+  // Data the strategy derives from the problem once per plan (lookup tables):
+  // prepare() writes prepared_bytes(problem) bytes into host memory; the plan
+  // keeps them (in device memory for CUDA) and passes them as RunArgs::prepared.
+  // nullptr: nothing to prepare.
+  std::size_t (*prepared_bytes)(const Problem& problem) = nullptr;
+  void (*prepare)(const Problem& problem, void* host) = nullptr;
 };
 
 // The one test of whether a strategy can take a problem: its capabilities cover
 // what the problem needs, and its own `supports` agrees. Sets *why_not if not.
 bool strategy_accepts(const Strategy& strategy, const Problem& problem, std::string* why_not = nullptr);
 
-// Every strategy compiled into this build, in registry order.
+// Every strategy of this build, in registry order (the lab's too, once the
+// program linked it and installed them).
 std::span<const Strategy* const> all_strategies();
 // The strategy named `name`, or nullptr.
 const Strategy* find_strategy(std::string_view name);
@@ -120,8 +124,23 @@ bool backend_available(Backend backend, std::string* why_not = nullptr);
 // Whether this build contains the CUDA backend at all.
 bool built_with_cuda();
 
-// The strategy `auto` picks for a problem on a backend; throws Error(unsupported)
-// if none can take it.
+// ---- auto's choice: the selection table ---------------------------------------
+
+// The strategy `auto` picks for a problem on a backend: the first row of the
+// selection table whose class matches the problem (and, for CUDA, the current
+// device's compute capability) and whose strategy accepts it. Throws
+// Error(unsupported) if none can take it.
 const Strategy& choose_strategy(const Problem& problem, Backend backend);
+
+// The same choice, row by row, for `levelhist list --why` and the docs.
+struct SelectionStep {
+  std::string row;        // the row's problem class, e.g. "u8/i8, plain, counts"
+  std::string strategy;   // the strategy it names
+  std::string evidence;   // the measurement that put it there (docs/BENCHMARKS.md)
+  bool matched = false;   // the problem is of the row's class
+  bool chosen = false;    // ... and the strategy accepted it: auto's choice
+  std::string why;        // why not, when not chosen
+};
+std::vector<SelectionStep> explain_choice(const Problem& problem, Backend backend);
 
 }  // namespace levelhist

@@ -1,40 +1,61 @@
-// The factory layer: resolves Options to a backend and a strategy, then runs it.
-#include <cstdlib>
+// The convenience functions of levelhist.hpp: each builds its Request, finds
+// the plan for it in a small per-process cache, and calls the plan.
+#include <list>
 #include <memory>
-#include <new>
+#include <mutex>
 
-#include "core/backend_choice.hpp"
+#include "core/plan_impl.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/levelhist.hpp"
 
 namespace levelhist {
+namespace detail {
+
+const Strategy& resolve_strategy_for(const Problem& problem, const Options& options);
+
 namespace {
 
-Backend default_backend() { return backend_available(Backend::cuda) ? Backend::cuda : Backend::cpu; }
+// Plans most recently used first. A plan holds device memory (edges, tables,
+// the host path's buffers): a few dozen are plenty for a program that counts
+// the same kinds of data over and over, and bound what a program that asks for
+// ever new binnings keeps.
+constexpr std::size_t kCachedPlans = 16;
 
-struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
+struct PlanCache {
+  std::mutex mutex;
+  std::list<std::shared_ptr<const Plan>> plans;
 };
+
+PlanCache& plan_cache() {
+  static PlanCache* cache = new PlanCache;  // never destroyed: plans hold device memory the driver may have freed at exit
+  return *cache;
+}
+
+bool same_options(const Options& a, const Options& b) {
+  return a.strategy == b.strategy && a.backend == b.backend && a.threads == b.threads && a.device == b.device;
+}
 
 }  // namespace
 
-namespace detail {
-
-void require_cuda_backend() {
-  std::string why;
-  if (!backend_available(Backend::cuda, &why)) throw Error(ErrorKind::unsupported, "--backend cuda: " + why);
-}
-
-Backend resolve_backend(const Options& options, const char* method) {
-  if (options.strategy != "auto")
-    throw Error(ErrorKind::usage, std::string(method) + " has no strategies to choose from (strategy '" +
-                                      options.strategy + "' given; leave it \"auto\")");
-  switch (options.backend) {
-    case BackendChoice::cpu: return Backend::cpu;
-    case BackendChoice::cuda: require_cuda_backend(); return Backend::cuda;
-    case BackendChoice::automatic: break;
+std::shared_ptr<const Plan> cached_plan(const Request& request, const Options& options) {
+  // -1 means the current device: a plan bound to another device must not serve.
+  Options key = options;
+  if (key.device < 0 && options.backend != BackendChoice::cpu && cuda::device_count() > 0)
+    key.device = cuda::current_device();
+  PlanCache& cache = plan_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (auto it = cache.plans.begin(); it != cache.plans.end(); ++it)
+      if ((*it)->request() == request && same_options((*it)->options(), key)) {
+        cache.plans.splice(cache.plans.begin(), cache.plans, it);
+        return cache.plans.front();
+      }
   }
-  return default_backend();
+  auto plan = std::make_shared<const Plan>(request, key);  // outside the lock: binding may take milliseconds
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.plans.push_front(plan);
+  if (cache.plans.size() > kCachedPlans) cache.plans.pop_back();
+  return plan;
 }
 
 }  // namespace detail
@@ -42,71 +63,54 @@ Backend resolve_backend(const Options& options, const char* method) {
 const char* version() { return LEVELHIST_VERSION; }
 
 const Strategy& resolve_strategy(const Problem& problem, const Options& options) {
-  if (options.strategy != "auto") {
-    const Strategy* s = find_strategy(options.strategy);
-    if (!s)
-      throw Error(ErrorKind::usage, "unknown strategy '" + options.strategy + "' (`levelhist list` shows them all)");
-    if ((options.backend == BackendChoice::cpu && s->backend != Backend::cpu) ||
-        (options.backend == BackendChoice::cuda && s->backend != Backend::cuda))
-      throw Error(ErrorKind::usage, "strategy '" + options.strategy + "' runs on the " +
-                                        std::string(to_string(s->backend)) + " backend, not the one asked for");
-    std::string why;
-    if (!backend_available(s->backend, &why))
-      throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot run here: " + why);
-    if (!strategy_accepts(*s, problem, &why))
-      throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot count this problem: " + why);
-    return *s;
-  }
-  if (options.backend == BackendChoice::cuda) {
-    detail::require_cuda_backend();
-    return choose_strategy(problem, Backend::cuda);
-  }
-  if (options.backend == BackendChoice::cpu) return choose_strategy(problem, Backend::cpu);
-  Backend backend = default_backend();
-  if (backend == Backend::cuda) {
-    try {
-      return choose_strategy(problem, Backend::cuda);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::unsupported) throw;
-    }
-  }
-  return choose_strategy(problem, Backend::cpu);
+  return detail::resolve_strategy_for(problem, options);
 }
 
 const Strategy& fill(Histogram& hist, SampleType type, const void* samples, std::uint64_t n, const Options& options) {
-  Problem problem{type, &hist.binning(), n};
-  const Strategy& s = resolve_strategy(problem, options);
-  if (n == 0) return s;
-  if (s.backend == Backend::cuda) {
-    cuda::fill_from_host(hist, type, samples, n, s);
-    return s;
-  }
-  std::size_t bytes = s.workspace_bytes ? s.workspace_bytes(problem) : 0;
-  std::unique_ptr<void, AlignedFree> workspace;
-  if (bytes) {
-    workspace.reset(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
-    if (!workspace) throw Error(ErrorKind::input, "out of memory: the workspace needs " + std::to_string(bytes) + " bytes");
-  }
-  RunArgs args{};
-  args.samples = samples;
-  args.n = n;
-  args.type = type;
-  args.binning = &hist.binning();
-  args.indexer = make_indexer(hist.binning());
-  args.slots = hist.slots().data();
-  args.accumulate = true;
-  args.workspace = workspace.get();
-  args.workspace_bytes = bytes;
-  args.threads = options.threads;
-  args.stream = nullptr;
-  s.run(args);
-  return s;
+  auto plan = detail::cached_plan(Request::counts(type, hist.binning()), options);
+  plan->fill(hist, Input::array(samples, n));
+  return plan->strategy();
 }
 
 Histogram histogram(SampleType type, const void* samples, std::uint64_t n, const Binning& binning,
                     const Options& options) {
   Histogram h(binning);
   fill(h, type, samples, n, options);
+  return h;
+}
+
+const Strategy& fill_pixels(std::span<Histogram> hists, SampleType type, const void* pixels, const PixelLayout& layout,
+                            const Options& options) {
+  if (hists.empty())
+    throw Error(ErrorKind::usage, "no histogram to fill", "pass one histogram per active channel", ErrorSubject::layout);
+  if (layout.width == 0)
+    throw Error(ErrorKind::usage, "the image width is 0", "give PixelLayout::width (pixels per row) and height (rows)",
+                ErrorSubject::layout);
+  auto plan = detail::cached_plan(Request::pixels(type, layout.channels, layout.active, hists[0].binning()), options);
+  plan->fill(hists, Input::image(pixels, layout.width, layout.height, layout.row_pitch));
+  return plan->strategy();
+}
+
+std::vector<Histogram> histogram_pixels(SampleType type, const void* pixels, const PixelLayout& layout,
+                                        const Binning& binning, const Options& options) {
+  Request request = Request::pixels(type, layout.channels, layout.active, binning);
+  request.validate();
+  std::vector<Histogram> hists(request.histograms(), Histogram(binning));
+  fill_pixels(hists, type, pixels, layout, options);
+  return hists;
+}
+
+const Strategy& fill_weighted(WeightedHistogram& hist, SampleType type, const void* samples, std::uint64_t n,
+                              SampleType weight_type, const void* weights, const Options& options) {
+  auto plan = detail::cached_plan(Request::weighted(type, weight_type, hist.binning()), options);
+  plan->fill(hist, Input::array(samples, n, weights));
+  return plan->strategy();
+}
+
+WeightedHistogram histogram_weighted(SampleType type, const void* samples, std::uint64_t n, SampleType weight_type,
+                                     const void* weights, const Binning& binning, const Options& options) {
+  WeightedHistogram h(binning);
+  fill_weighted(h, type, samples, n, weight_type, weights, options);
   return h;
 }
 

@@ -16,11 +16,16 @@ std::string number(double v) {
   return s.str();
 }
 
+const char* const kBinCountFix = "ask for 1 to 2^28 bins";
+const char* const kRangeFix = "give finite bounds with lower < upper";
+const char* const kEdgesFix = "give at least two finite, strictly increasing edges";
+
 void check_bin_count(std::uint64_t bins) {
-  if (bins == 0) throw Error(ErrorKind::input, "the number of bins must be at least 1");
+  if (bins == 0) throw Error(ErrorKind::input, "the number of bins must be at least 1", kBinCountFix, ErrorSubject::binning);
   if (bins > kMaxBins)
     throw Error(ErrorKind::input, "too many bins: " + std::to_string(bins) + " (at most " +
-                                      std::to_string(kMaxBins) + ")");
+                                      std::to_string(kMaxBins) + ")",
+                kBinCountFix, ErrorSubject::binning);
 }
 
 }  // namespace
@@ -28,18 +33,22 @@ void check_bin_count(std::uint64_t bins) {
 Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_bin_inclusive) {
   check_bin_count(bins);
   if (!std::isfinite(lower) || !std::isfinite(upper))
-    throw Error(ErrorKind::input, "the range must be finite, got [" + number(lower) + ", " + number(upper) + ")");
+    throw Error(ErrorKind::input, "the range must be finite, got [" + number(lower) + ", " + number(upper) + ")",
+                kRangeFix, ErrorSubject::binning);
   if (!(lower < upper))
     throw Error(ErrorKind::input, "the range must have lower < upper, got [" + number(lower) + ", " +
-                                      number(upper) + ")");
+                                      number(upper) + ")",
+                kRangeFix, ErrorSubject::binning);
   if (!std::isfinite(upper - lower))
     throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) +
-                                      ") is too wide for double arithmetic");
+                                      ") is too wide for double arithmetic",
+                "use a narrower range", ErrorSubject::binning);
   // BinIndexer's first guess multiplies by bins / (upper - lower): if that
   // overflows, every guess is the last bin and slot() walks down bin by bin.
   if (!std::isfinite(static_cast<double>(bins) / (upper - lower)))
     throw Error(ErrorKind::input, "the range [" + number(lower) + ", " + number(upper) + ") is too narrow for " +
-                                      std::to_string(bins) + " bins in double arithmetic");
+                                      std::to_string(bins) + " bins in double arithmetic",
+                "use fewer bins or a wider range", ErrorSubject::binning);
   Binning b;
   b.kind_ = BinKind::even;
   b.bins_ = bins;
@@ -50,15 +59,18 @@ Binning Binning::even(std::uint64_t bins, double lower, double upper, bool last_
 }
 
 Binning Binning::explicit_edges(std::vector<double> edges, bool last_bin_inclusive) {
-  if (edges.size() < 2) throw Error(ErrorKind::input, "explicit edges need at least two values");
+  if (edges.size() < 2)
+    throw Error(ErrorKind::input, "explicit edges need at least two values", kEdgesFix, ErrorSubject::binning);
   check_bin_count(edges.size() - 1);
   for (std::size_t i = 0; i < edges.size(); ++i) {
     if (!std::isfinite(edges[i]))
-      throw Error(ErrorKind::input, "edge " + std::to_string(i) + " is not a finite number");
+      throw Error(ErrorKind::input, "edge " + std::to_string(i) + " is not a finite number", kEdgesFix,
+                  ErrorSubject::binning);
     if (i > 0 && !(edges[i - 1] < edges[i]))
       throw Error(ErrorKind::input, "edges must be strictly increasing, but edge " + std::to_string(i) + " (" +
                                         number(edges[i]) + ") <= edge " + std::to_string(i - 1) + " (" +
-                                        number(edges[i - 1]) + ")");
+                                        number(edges[i - 1]) + ")",
+                  kEdgesFix, ErrorSubject::binning);
   }
   Binning b;
   b.kind_ = BinKind::edges;
@@ -78,14 +90,17 @@ Binning Binning::per_value(SampleType type) {
     case SampleType::i16: return even(65536, -32768.0, 32768.0);
     default: break;
   }
-  throw Error(ErrorKind::input, "one bin per value is only defined for 8- and 16-bit samples, not " +
-                                    std::string(to_string(type)));
+  throw Error(ErrorKind::input,
+              "one bin per value is only defined for 8- and 16-bit samples, not " + std::string(to_string(type)),
+              "give even bins or explicit edges", ErrorSubject::binning);
 }
 
 Binning Binning::default_for(SampleType type) {
   if (sample_size(type) <= 2) return per_value(type);
-  throw Error(ErrorKind::usage, std::string(to_string(type)) +
-                                    " samples need bins: give --bins N with --range LO:HI or --range auto, or --edges");
+  throw Error(ErrorKind::usage, std::string(to_string(type)) + " samples need bins",
+              "give Binning::even(bins, lower, upper) or Binning::explicit_edges (one bin per value is the default "
+              "for 8- and 16-bit samples only)",
+              ErrorSubject::binning);
 }
 
 double Binning::edge(std::uint64_t i) const {

@@ -1,6 +1,6 @@
-// Internal helpers for interleaved pixels and weights (strategy.hpp's
-// PixelLayout, Problem::weighted): validation with the API's messages, and the
-// geometry a strategy derives from a layout and its sample count.
+// Internal helpers for interleaved pixels (request.hpp's PixelLayout): the
+// histograms a layout asks for, and the geometry a strategy derives from a
+// layout and its sample count. Requests are validated by Request::validate.
 #pragma once
 #include <bit>
 #include <cstddef>
@@ -44,16 +44,5 @@ inline PixelGeometry geometry_of(const PixelLayout& layout, std::uint64_t n, std
   g.pitch = layout.row_pitch ? layout.row_pitch : g.width * g.channels * sample_bytes;
   return g;
 }
-
-// Throws Error(usage) naming what is wrong with `layout` for samples of
-// `type`: channels outside 1..4, no active channel, an active channel beyond
-// `channels`, a row pitch shorter than a row. `need_width`: width 0 (one row
-// of n / channels pixels) is not allowed (the image API has no n). Also
-// throws Error(input) when width * height * channels overflows 64 bits.
-void validate_layout(SampleType type, const PixelLayout& layout, bool need_width);
-// width * height * channels of a validated layout with width > 0.
-std::uint64_t pixel_samples(const PixelLayout& layout);
-// Throws Error(usage) unless `weight_type` is f32 or f64.
-void validate_weight_type(SampleType weight_type);
 
 }  // namespace levelhist::detail

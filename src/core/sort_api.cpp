@@ -1,9 +1,8 @@
 // The entry points of sort.hpp and sparse.hpp: check the arguments, resolve
-// the backend (backend_choice.hpp: the rules and errors of levelhist::fill),
-// run the CPU method (src/cpu/) or the CUDA one (src/cuda/).
+// the backend (the rules and errors of a Plan's), run the CPU method
+// (src/cpu/) or the CUDA one (src/cuda/).
 #include <string>
 
-#include "core/backend_choice.hpp"
 #include "cpu/sort_methods.hpp"
 #include "levelhist/cuda_sort.hpp"
 #include "levelhist/cuda_sparse.hpp"
@@ -11,6 +10,31 @@
 #include "levelhist/sparse.hpp"
 
 namespace levelhist {
+namespace {
+
+// automatic: CUDA when a GPU is present (and the build has the backend), else
+// the CPU. These methods have no strategies to choose from: `method` names
+// the caller in the error for a named one.
+Backend resolve_backend(const Options& options, const char* method) {
+  if (options.strategy != "auto")
+    throw Error(ErrorKind::usage,
+                std::string(method) + " has no strategies to choose from (strategy '" + options.strategy + "' given)",
+                "leave Options::strategy \"auto\"", ErrorSubject::strategy);
+  switch (options.backend) {
+    case BackendChoice::cpu: return Backend::cpu;
+    case BackendChoice::cuda: {
+      std::string why;
+      if (!backend_available(Backend::cuda, &why))
+        throw Error(ErrorKind::unsupported, "the cuda backend cannot run here: " + why, "use the CPU backend",
+                    ErrorSubject::backend);
+      return Backend::cuda;
+    }
+    case BackendChoice::automatic: break;
+  }
+  return backend_available(Backend::cuda) ? Backend::cuda : Backend::cpu;
+}
+
+}  // namespace
 
 std::string_view to_string(KeyType type) {
   switch (type) {
@@ -30,8 +54,9 @@ std::optional<KeyType> parse_key_type(std::string_view name) {
 
 Backend counting_sort(SampleType type, const void* in, void* out, std::uint64_t n, const Options& options) {
   if (!counting_sort_supports(type))
-    throw Error(ErrorKind::usage, "counting_sort takes u8, i8, u16 or i16 samples, not " + std::string(to_string(type)));
-  const Backend backend = detail::resolve_backend(options, "counting_sort");
+    throw Error(ErrorKind::usage, "counting_sort takes u8, i8, u16 or i16 samples, not " + std::string(to_string(type)),
+                "sort 8- or 16-bit samples", ErrorSubject::data);
+  const Backend backend = resolve_backend(options, "counting_sort");
   if (n == 0) return backend;
   if (backend == Backend::cuda) cuda::counting_sort_from_host(type, in, out, n, options.threads);
   else cpu_sort::counting_sort(type, in, out, n, options.threads);
@@ -40,7 +65,7 @@ Backend counting_sort(SampleType type, const void* in, void* out, std::uint64_t 
 
 std::vector<ValueCount> sparse_histogram(KeyType type, const void* keys, std::uint64_t n, const Options& options,
                                          Backend* ran) {
-  const Backend backend = detail::resolve_backend(options, "sparse_histogram");
+  const Backend backend = resolve_backend(options, "sparse_histogram");
   if (ran) *ran = backend;
   if (n == 0) return {};
   if (backend == Backend::cuda) return cuda::sparse_histogram_from_host(type, keys, n);
@@ -58,7 +83,10 @@ namespace cuda {
 // without CUDA, fill throws the library's usual error.
 void counting_sort_from_host(SampleType type, const void* in, void* out, std::uint64_t n, unsigned threads) {
   Histogram hist(Binning::per_value(type));
-  fill(hist, type, in, n, Options{"auto", BackendChoice::cuda, threads});
+  Options options;
+  options.backend = BackendChoice::cuda;
+  options.threads = threads;
+  fill(hist, type, in, n, options);
   cpu_sort::expand_runs(type, hist.counts(), out, n, threads);
 }
 

@@ -215,7 +215,7 @@ std::vector<std::uint32_t> slots_of_raw_values(const RunArgs& a, const std::opti
 template <class T>
 void run_raw_bytes(const RunArgs& a, const Plan& plan, Output& out) {
   const std::vector<std::uint32_t> slot = slots_of_raw_values<T>(a, plan.unit);
-  const auto count = cpu_parallel_detail::fastest_byte_counter().count;
+  const auto count = cpu_parallel_detail::active_byte_counter().count;
   const auto* bytes = static_cast<const unsigned char*>(a.samples);
   ChunkQueue queue = chunks_of(a, plan);
   fork_join(plan.workers, [&](unsigned) {
@@ -303,7 +303,6 @@ void run(const RunArgs& a) {
 
 bool supports(const Problem&, std::string*) { return true; }
 std::size_t no_workspace(const Problem&) { return 0; }
-int rank(const Problem&) { return 10; }  // above cpu_serial (1): `auto` prefers it on the CPU
 
 // Sizes where a run changes behaviour, for the tests to probe at n-1, n, n+1:
 // the byte counter's vector, carry-save block and round; the raw-word
@@ -333,7 +332,6 @@ const Strategy cpu_parallel{"cpu_parallel",
                             supports,
                             no_workspace,
                             run,
-                            rank,
                             boundary_sizes};
 
 }  // namespace levelhist::strategies

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "levelhist/error.hpp"
 
 namespace levelhist::cpu_parallel_detail {
 namespace {
@@ -70,10 +74,38 @@ void count_bytes_scalar(const unsigned char* bytes, std::uint64_t n, std::uint64
   }
 }
 
-const ByteCounterChoice& fastest_byte_counter() {
-  static const ByteCounterChoice choice = avx512_byte_counter_supported()
-                                              ? ByteCounterChoice{count_bytes_avx512, "avx512-pospopcnt"}
-                                              : ByteCounterChoice{count_bytes_scalar, "scalar-subtables"};
+const std::vector<ByteCounterChoice>& runnable_byte_counters() {
+  static const std::vector<ByteCounterChoice> counters = [] {
+    std::vector<ByteCounterChoice> runnable;
+    if (avx512_byte_counter_supported()) runnable.push_back({count_bytes_avx512, "avx512-pospopcnt"});
+    runnable.push_back({count_bytes_scalar, "scalar-subtables"});
+    return runnable;
+  }();
+  return counters;
+}
+
+namespace {
+
+const ByteCounterChoice& choose_byte_counter() {
+  const std::vector<ByteCounterChoice>& runnable = runnable_byte_counters();
+  const char* setting = std::getenv("LEVELHIST_BYTE_COUNTER");
+  const std::string wanted = setting ? setting : "";
+  if (wanted.empty() || wanted == "auto") return runnable.front();
+  if (wanted == "scalar") return runnable.back();
+  if (wanted == "avx512") {
+    if (runnable.front().count == count_bytes_avx512) return runnable.front();
+    throw Error(ErrorKind::unsupported,
+                "LEVELHIST_BYTE_COUNTER=avx512, but this CPU lacks what that counter needs (AVX512F, AVX512BW, "
+                "AVX512VBMI, AVX512VBMI2, AVX512BITALG and GFNI); unset it or set it to scalar");
+  }
+  throw Error(ErrorKind::usage, "the environment variable LEVELHIST_BYTE_COUNTER='" + wanted +
+                                    "' names no byte counter; unset it or set it to auto, scalar or avx512");
+}
+
+}  // namespace
+
+const ByteCounterChoice& active_byte_counter() {
+  static const ByteCounterChoice& choice = choose_byte_counter();  // a throw leaves it unset: the next call retries
   return choice;
 }
 

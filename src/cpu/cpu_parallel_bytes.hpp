@@ -7,6 +7,7 @@
 // (cpuid): the build itself uses no -march flag.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace levelhist::cpu_parallel_detail {
 
@@ -16,24 +17,30 @@ using ByteCounter = void (*)(const unsigned char* bytes, std::uint64_t n, std::u
 // (zstd's HIST_count idea), flushed into counts before a counter could overflow.
 void count_bytes_scalar(const unsigned char* bytes, std::uint64_t n, std::uint64_t* counts);
 
-// AVX-512 positional-popcount counter (cpu_parallel_avx512.cpp). Call it only
-// when avx512_byte_counter_supported() is true.
+// AVX-512 compress-and-positional-popcount counter (cpu_parallel_avx512.cpp).
+// Call it only when avx512_byte_counter_supported() is true.
 bool avx512_byte_counter_supported();
 void count_bytes_avx512(const unsigned char* bytes, std::uint64_t n, std::uint64_t* counts);
-// Its units of work: a 64-byte vector is binned at a time; a group's bytes are
-// counted 128 at a time (16 vectors of eight one-hot words); a round bins 31
-// blocks' worth of input before counting, so that a bin's 8-bit block counter
-// (at most 8 per block) cannot overflow within a round.
+// Its units of work: a 64-byte vector is binned at a time, input pairs of
+// vectors are checked for runs; a group's bytes are counted 128 at a time (16
+// vectors of eight one-hot words); a round bins 4 KiB of input while it counts
+// what the round before binned.
 inline constexpr std::uint64_t kAvx512VectorBytes = 64;
 inline constexpr std::uint64_t kAvx512BlockBytes = 128;
-inline constexpr std::uint64_t kAvx512RoundBytes = 31 * kAvx512BlockBytes;
+inline constexpr std::uint64_t kAvx512RoundBytes = 4096;
 
 struct ByteCounterChoice {
   ByteCounter count;
   const char* name;  // for reports: "avx512-pospopcnt" or "scalar-subtables"
 };
 
-// The fastest counter this CPU can run.
-const ByteCounterChoice& fastest_byte_counter();
+// Every counter this CPU can run, fastest first; the scalar one is always there.
+const std::vector<ByteCounterChoice>& runnable_byte_counters();
+
+// The counter cpu_parallel uses: the fastest this CPU can run, unless the
+// environment variable LEVELHIST_BYTE_COUNTER (a testing knob, read once)
+// names another: scalar, avx512 or auto. Throws Error (usage) for any other
+// value, and (unsupported) for avx512 on a CPU that cannot run it.
+const ByteCounterChoice& active_byte_counter();
 
 }  // namespace levelhist::cpu_parallel_detail

@@ -71,7 +71,6 @@ void run(const RunArgs& a) {
   });
 }
 
-int rank(const Problem&) { return 1; }  // the last resort of `auto`
 
 }  // namespace
 
@@ -82,7 +81,6 @@ const Strategy cpu_serial{"cpu_serial",
                           supports,
                           no_workspace,
                           run,
-                          rank,
                           nullptr,
                           kCapabilityPixels | kCapabilityWeights};
 

@@ -1,6 +1,7 @@
 // Shared pieces of every CUDA strategy: error checking that turns CUDA's
-// status into levelhist::Error, unaligned-safe sample loads, grid sizing and
-// the 64-bit flush of 32-bit block counts.
+// status into levelhist::Error, what the library knows about each device
+// (cached per device: a process may use several GPUs), unaligned-safe sample
+// loads, and the 64-bit flush of 32-bit block counts.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -29,14 +30,62 @@ namespace levelhist::cuda_detail {
 
 inline cudaStream_t stream_of(const RunArgs& a) { return static_cast<cudaStream_t>(a.stream); }
 
-// Number of multiprocessors of the current device (cached per process).
-int sm_count();
-// Blocks of `kernel` that fit on the whole device at once (a persistent grid).
+// ---- devices ----------------------------------------------------------------------
+
+// What the library reads off a device once (src/cuda/device.cu).
+struct DeviceFacts {
+  int device = -1;
+  std::string name;
+  int sm_count = 0;
+  int compute_capability = 0;           // major * 10 + minor
+  std::size_t max_shared_optin = 0;     // bytes of shared memory a block may opt in to
+  std::size_t l2_bytes = 0;
+};
+
+// The current device (cudaGetDevice); throws Error(cuda) without one.
+int current_device();
+// The facts of `device`, read once per device and kept.
+const DeviceFacts& device_facts(int device);
+inline const DeviceFacts& current_device_facts() { return device_facts(current_device()); }
+// Number of multiprocessors of the current device.
+inline int sm_count() { return current_device_facts().sm_count; }
+
+// Makes `device` current for a scope and restores the previous one (only
+// when they differ: a plan's calls on its own device cost nothing).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Blocks of `kernel` with `threads` threads and `dynamic_smem` bytes of
+// dynamic shared memory resident on the whole current device at once (a
+// persistent grid). Cached per device, kernel and shape.
+int resident_blocks_of(const void* kernel, int threads, std::size_t dynamic_smem);
 template <class Kernel>
-int resident_blocks(Kernel kernel, int block_threads, std::size_t dynamic_smem = 0) {
-  int per_sm = 0;
-  LEVELHIST_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, dynamic_smem));
-  return (per_sm > 0 ? per_sm : 1) * sm_count();
+int resident_blocks(Kernel kernel, int threads, std::size_t dynamic_smem = 0) {
+  return resident_blocks_of(reinterpret_cast<const void*>(kernel), threads, dynamic_smem);
+}
+// Lets `kernel` use up to `bytes` of dynamic shared memory on the current
+// device (function attributes are per device): done once per device and
+// kernel, a lookup afterwards.
+void allow_dynamic_shared_of(const void* kernel, std::size_t bytes);
+template <class Kernel>
+void allow_dynamic_shared(Kernel kernel, std::size_t bytes) {
+  allow_dynamic_shared_of(reinterpret_cast<const void*>(kernel), bytes);
+}
+// Asks for the largest shared-memory carveout for `kernel` on the current
+// device (more resident blocks for kernels with static shared memory); once
+// per device and kernel.
+void prefer_max_shared_of(const void* kernel);
+template <class Kernel>
+void prefer_max_shared(Kernel kernel) {
+  prefer_max_shared_of(reinterpret_cast<const void*>(kernel));
 }
 
 // Clears the output counters unless the caller accumulates.
@@ -44,6 +93,8 @@ inline void clear_slots_unless_accumulating(const RunArgs& a) {
   if (!a.accumulate)
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, a.binning->slots() * sizeof(std::uint64_t), stream_of(a)));
 }
+
+// ---- samples ----------------------------------------------------------------------
 
 // A sample at byte address p of any alignment.
 template <class T>

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -29,40 +30,36 @@ inline constexpr std::size_t kStaticSharedReserve = 1024;
 
 // The largest dynamic shared memory a block of these kernels may use on the
 // current device (the opt-in limit, 227 KB on H100/H200, less the static
-// reserve); 0 without a device. Queried once per process.
+// reserve); 0 without a device.
 inline std::size_t max_shared_bytes() {
-  static const std::size_t bytes = [] {
-    int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-      cudaGetLastError();  // no device: no sticky error left behind
-      return std::size_t{0};
-    }
-    return static_cast<std::size_t>(value) > kStaticSharedReserve ? static_cast<std::size_t>(value) - kStaticSharedReserve
-                                                                 : std::size_t{0};
-  }();
-  return bytes;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();  // no device: no sticky error left behind
+    return 0;
+  }
+  const std::size_t optin = device_facts(device).max_shared_optin;
+  return optin > kStaticSharedReserve ? optin - kStaticSharedReserve : 0;
 }
 
-// Lets `kernel` use up to max_shared_bytes() of dynamic shared memory. Call
-// before the occupancy query and the launch; cheap after the first call of a
-// kernel (the caller keeps a static flag per instantiation).
+// Lets `kernel` use up to max_shared_bytes() of dynamic shared memory on the
+// current device. Call before the occupancy query and the launch; a lookup
+// after the first call on a device.
 template <class Kernel>
 void allow_large_shared(Kernel kernel) {
-  cudaFuncAttributes attributes{};
-  LEVELHIST_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  if (attributes.sharedSizeBytes > kStaticSharedReserve)
-    throw Error(ErrorKind::internal, "a kernel declares more static shared memory than levelhist reserves for it");
-  LEVELHIST_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(max_shared_bytes())));
+  // The static part is a property of the kernel, the same on every device: checked once.
+  static const bool fits = [kernel] {
+    cudaFuncAttributes attributes{};
+    LEVELHIST_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    return attributes.sharedSizeBytes <= kStaticSharedReserve;
+  }();
+  if (!fits) throw Error(ErrorKind::internal, "a kernel declares more static shared memory than levelhist reserves for it");
+  allow_dynamic_shared(kernel, max_shared_bytes());
 }
 
-// Blocks of `kernel` resident on the whole device with this shared memory.
+// Blocks of `kernel` resident on the whole current device with this shared memory.
 template <class Kernel>
 int resident_blocks_with(Kernel kernel, int threads, std::size_t smem) {
-  int per_sm = 0;
-  LEVELHIST_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  return std::max(per_sm, 1) * sm_count();
+  return resident_blocks(kernel, threads, smem);
 }
 
 // ---- samples --------------------------------------------------------------------
@@ -164,13 +161,13 @@ struct EvenMap {
   __device__ __forceinline__ std::uint32_t operator()(T x) const { return binmap::even_slot(x, p); }
 };
 
-// The table lives in the workspace (uploaded by upload_tables) and is copied
-// into shared memory by every block.
+// The table lives in the plan's device memory (prepared once per plan,
+// prepare_tables below) and is copied into shared memory by every block.
 template <class T>
 struct CellsMap {
   binmap::CellParams p;
-  const CellEntry* table;    // workspace: p.cells entries
-  const float* thresholds;   // workspace: 2 * half floats (at least 2)
+  const CellEntry* table;    // the plan's: p.cells entries
+  const float* thresholds;   // the plan's: 2 * half floats (at least 2)
   std::uint32_t threshold_count;
   std::size_t table_bytes() const {
     return round_up(p.cells * sizeof(CellEntry), 16) + round_up(threshold_count * sizeof(float), 16);
@@ -198,15 +195,45 @@ struct GenericMap {
   }
 };
 
-// Workspace bytes that carry a cell table to the device (the largest table).
+// The most shared memory a map's tables take (the largest cell table and its
+// thresholds): what the kernels' counters must leave room for.
 inline constexpr std::size_t kTableRegionBytes =
     round_up(binmap::kMaxCells * sizeof(CellEntry), 256) + round_up(kMaxCellBins * sizeof(float), 256);
 
+// What a plan prepares for the cell-table map of explicit edges: a header the
+// host reads when it launches (the table's parameters), then the entries and
+// the thresholds, which the kernels read from device memory.
+struct PreparedCells {
+  binmap::CellParams params;
+  std::uint32_t threshold_count;
+};
+inline constexpr std::size_t kPreparedHeaderBytes = 256;
+static_assert(sizeof(PreparedCells) <= kPreparedHeaderBytes);
+inline constexpr std::size_t kPreparedThresholdsOffset =
+    kPreparedHeaderBytes + round_up(binmap::kMaxCells * sizeof(CellEntry), 256);
+inline constexpr std::size_t kPreparedCellsBytes = kPreparedThresholdsOffset + round_up(kMaxCellBins * sizeof(float), 256);
+
+// Strategy::prepared_bytes and Strategy::prepare of the strategies that use
+// these maps: a cell table for explicit edges, nothing for the other maps.
+inline std::size_t prepared_tables_bytes(const Problem& p) {
+  return choose_map(p.type, *p.binning) == MapKind::cells ? kPreparedCellsBytes : 0;
+}
+inline void prepare_tables(const Problem& p, void* host) {
+  if (choose_map(p.type, *p.binning) != MapKind::cells) return;
+  const binmap::CellTable t = binmap::build_cell_table(*p.binning);
+  auto* out = static_cast<unsigned char*>(host);
+  std::memset(out, 0, kPreparedCellsBytes);
+  const PreparedCells header{t.params, static_cast<std::uint32_t>(t.thresholds.size())};
+  std::memcpy(out, &header, sizeof header);
+  std::memcpy(out + kPreparedHeaderBytes, t.entries.data(), t.entries.size() * sizeof(CellEntry));
+  std::memcpy(out + kPreparedThresholdsOffset, t.thresholds.data(), t.thresholds.size() * sizeof(float));
+}
+
 // Builds the map of `kind` for samples of T on a's binning and calls
-// launch(map) with it. A cell table is uploaded into `table_region` (kTableRegionBytes
-// of workspace) on a's stream; the kernel that uses it must zero it again.
+// launch(map) with it. A cell table comes from what the plan prepared
+// (RunArgs::prepared, its host copy RunArgs::prepared_host for the parameters).
 template <class T, class Launch>
-void with_map(const RunArgs& a, MapKind kind, void* table_region, Launch&& launch) {
+void with_map(const RunArgs& a, MapKind kind, Launch&& launch) {
   const Binning& b = *a.binning;
   switch (kind) {
     case MapKind::direct:
@@ -226,16 +253,13 @@ void with_map(const RunArgs& a, MapKind kind, void* table_region, Launch&& launc
       return;
     case MapKind::cells:
       if constexpr (binmap::exact_in_float<T>) {
-        const binmap::CellTable t = binmap::build_cell_table(b);
-        auto* region = static_cast<unsigned char*>(table_region);
-        const std::size_t entry_bytes = t.entries.size() * sizeof(CellEntry);
-        auto* d_thresholds = region + round_up(binmap::kMaxCells * sizeof(CellEntry), 256);
-        LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(region, t.entries.data(), entry_bytes, cudaMemcpyHostToDevice, stream_of(a)));
-        LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(d_thresholds, t.thresholds.data(), t.thresholds.size() * sizeof(float),
-                                             cudaMemcpyHostToDevice, stream_of(a)));
-        launch(CellsMap<T>{t.params, reinterpret_cast<const CellEntry*>(region),
-                           reinterpret_cast<const float*>(d_thresholds),
-                           static_cast<std::uint32_t>(t.thresholds.size())});
+        if (!a.prepared || !a.prepared_host)
+          throw Error(ErrorKind::internal, "the cell table was not prepared (run a strategy through a Plan)");
+        PreparedCells header;
+        std::memcpy(&header, a.prepared_host, sizeof header);
+        const auto* region = static_cast<const unsigned char*>(a.prepared);
+        launch(CellsMap<T>{header.params, reinterpret_cast<const CellEntry*>(region + kPreparedHeaderBytes),
+                           reinterpret_cast<const float*>(region + kPreparedThresholdsOffset), header.threshold_count});
         return;
       }
       break;
@@ -245,12 +269,6 @@ void with_map(const RunArgs& a, MapKind kind, void* table_region, Launch&& launc
   }
   throw Error(ErrorKind::internal, std::string("no ") + map_name(kind) + " map for " + std::string(to_string(a.type)) +
                                        " samples");
-}
-
-// Zeroes a workspace region of `words` 32-bit words (the last block of a kernel
-// clears what the host uploaded).
-__device__ __forceinline__ void zero_words(unsigned* p, std::size_t words) {
-  for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) p[i] = 0;
 }
 
 }  // namespace levelhist::cuda_detail::general

@@ -23,16 +23,11 @@ struct BlockGlobalPolicy {
 }  // namespace levelhist::cuda_detail::textbook
 
 namespace levelhist::strategies {
-namespace {
 
 using namespace cuda_detail::textbook;
 
-int rank(const Problem&) { return 10; }
-
-}  // namespace
-
 const Strategy gpu_block_global = make_strategy<BlockGlobalPolicy>(
     "gpu_block_global", "a private 32-bit histogram per block in global memory, committed by the block",
-    "Kirk & Hwu, PMPP ch. 9, Fig. 9.9", rank);
+    "Kirk & Hwu, PMPP ch. 9, Fig. 9.9");
 
 }  // namespace levelhist::strategies

@@ -217,8 +217,7 @@ void run(const RunArgs& a) {
   const std::uint64_t passes = (span_bins + P::kMaxWindow - 1) / P::kMaxWindow;
   args.window = static_cast<std::uint32_t>((span_bins + passes - 1) / passes);
   const std::size_t smem = std::size_t{args.window} * 4;
-  static const bool opted_in = (cuda_detail::general::allow_large_shared(bucket_kernel), true);
-  (void)opted_in;
+  cuda_detail::general::allow_large_shared(bucket_kernel);
   const int resident = cuda_detail::general::resident_blocks_with(bucket_kernel, P::kThreads, smem);
 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
@@ -253,11 +252,8 @@ void run(const RunArgs& a) {
 
 // Above ~56 K bins no shared histogram holds them all; gpu_split_bins reads
 // the input once per part, so from 2^20 bins on (and whenever split cannot)
-// sorting wins: 516-640 GB/s measured for 2^20 bins, level.
-int rank(const Problem& p) {
-  if (!supports(p, nullptr)) return 0;
-  return p.binning->bins() > 65536 ? 70 : 20;
-}
+// sorting wins: 516-640 GB/s measured for 2^20 bins, level (the selection
+// table's row: u32/i32 keys in more than 65536 even bins).
 
 std::vector<std::uint64_t> boundaries(const Problem&) {
   return {1, 1024, 4096, 8192, 8193, 4 * 1024 * 3 + 1, BucketPolicy::kChunkKeys};
@@ -274,7 +270,6 @@ const Strategy gpu_bucket_sort{
     supports,
     workspace_bytes,
     run,
-    rank,
     boundaries};
 
 }  // namespace levelhist::strategies

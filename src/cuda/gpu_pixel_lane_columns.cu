@@ -195,8 +195,7 @@ template <int C>
 void launch(const RunArgs& a, PixelArgs args) {
   using namespace cuda_detail::general;
   auto kernel = pixel_lane_kernel<C>;
-  static const bool opted_in = (allow_large_shared(kernel), true);
-  (void)opted_in;
+  allow_large_shared(kernel);
   const std::size_t smem = std::size_t{args.histograms_in_smem} * kColumnWords * 4;
   const std::uint64_t resident = static_cast<std::uint64_t>(resident_blocks_with(kernel, PixelLanePolicy::kThreads, smem));
   const std::uint64_t bytes = args.row_bytes * args.height;
@@ -248,13 +247,6 @@ void run(const RunArgs& a) {
   }
 }
 
-// auto's choice for interleaved 8-bit pixels; for a plain byte array
-// gpu_lane_columns (rank 100) is the same design without the channel logic.
-int rank(const Problem& p) {
-  if (!supports(p, nullptr)) return 0;
-  return p.layout.is_plain() ? 40 : 100;
-}
-
 std::vector<std::uint64_t> boundaries(const Problem&) {
   const std::uint64_t block_bytes = std::uint64_t{16} * PixelLanePolicy::kThreads * PixelLanePolicy::kUnroll;
   return {15, 16, 17, 47, 48, 49, block_bytes - 1, block_bytes, block_bytes + 3, 2 * block_bytes + 1,
@@ -272,7 +264,6 @@ const Strategy gpu_pixel_lane_columns{
     supports,
     workspace_bytes,
     run,
-    rank,
     boundaries,
     kCapabilityPixels};
 

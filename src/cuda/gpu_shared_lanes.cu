@@ -14,11 +14,7 @@ bool supports(const Problem& p, std::string* why_not) { return Impl::supports(p,
 
 // Explicit edges with at most 512 slots (64 KB of columns, two blocks per SM)
 // are where lane columns were measured best (cells8_lanes); elsewhere the one
-// swizzled copy wins or nothing was measured.
-int rank(const Problem& p) {
-  if (!supports(p, nullptr)) return 0;
-  return p.binning->kind() == BinKind::edges && p.binning->slots() <= 512 ? 85 : 50;
-}
+// swizzled copy wins or nothing was measured: the selection table's row.
 
 }  // namespace
 
@@ -31,7 +27,9 @@ const Strategy gpu_shared_lanes{
     supports,
     Impl::workspace_bytes,
     Impl::run,
-    rank,
-    Impl::boundaries};
+    Impl::boundaries,
+    /*capabilities=*/0,
+    cuda_detail::general::prepared_tables_bytes,
+    cuda_detail::general::prepare_tables};
 
 }  // namespace levelhist::strategies

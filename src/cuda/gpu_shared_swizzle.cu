@@ -15,10 +15,7 @@ bool supports(const Problem& p, std::string* why_not) { return Impl::supports(p,
 // Measured (H200, 1 GiB): u16 / 4096 bins 3378-3427 GB/s on uniform, constant,
 // skewed and ramp data (level; 20x CUB); f32 / 1024 even bins with the float
 // margin 3060-4118 GB/s except samples on edges (the exact double path there).
-int rank(const Problem& p) {
-  if (!supports(p, nullptr)) return 0;
-  return p.type == SampleType::f64 ? 60 : 80;
-}
+// Its rows in the selection table (src/core/selection.cpp) cite these runs.
 
 }  // namespace
 
@@ -32,7 +29,9 @@ const Strategy gpu_shared_swizzle{
     supports,
     Impl::workspace_bytes,
     Impl::run,
-    rank,
-    Impl::boundaries};
+    Impl::boundaries,
+    /*capabilities=*/0,
+    cuda_detail::general::prepared_tables_bytes,
+    cuda_detail::general::prepare_tables};
 
 }  // namespace levelhist::strategies

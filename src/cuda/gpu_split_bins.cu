@@ -15,13 +15,8 @@ using Impl = cuda_detail::general::SharedStrategy<cuda_detail::general::Layout::
 bool supports(const Problem& p, std::string* why_not) { return Impl::supports(p, why_not, "gpu_split_bins"); }
 
 // Two parts were measured (65536 bins); more parts read the input more often
-// from L2 and rank below gpu_bucket_sort. One part is gpu_shared_swizzle's job.
-int rank(const Problem& p) {
-  if (!supports(p, nullptr)) return 0;
-  std::uint32_t width = 0, parts = 0;
-  Impl::shape(p, &width, &parts);
-  return parts <= 2 ? 75 : 60;
-}
+// from L2, so the selection table puts gpu_bucket_sort first for u32/i32 keys
+// in more than 65536 bins. One part is gpu_shared_swizzle's job (but f64).
 
 }  // namespace
 
@@ -34,7 +29,9 @@ const Strategy gpu_split_bins{
     supports,
     Impl::workspace_bytes,
     Impl::run,
-    rank,
-    Impl::boundaries};
+    Impl::boundaries,
+    /*capabilities=*/0,
+    cuda_detail::general::prepared_tables_bytes,
+    cuda_detail::general::prepare_tables};
 
 }  // namespace levelhist::strategies

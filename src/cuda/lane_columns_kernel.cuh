@@ -315,11 +315,11 @@ Grid grid(std::uint64_t n) {
     return static_cast<int>(std::clamp<std::uint64_t>((n + bytes_per_block - 1) / bytes_per_block, 1, most));
   };
   if (n <= Policy::kMaxDirectBytes) {
-    static const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads);
+    const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads);
     return {Path::direct,
             blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
   }
-  static const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
+  const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
   return {Path::fold, blocks(Policy::kFoldBytesPerBlock, resident)};
 }
 

@@ -20,7 +20,7 @@
 // Every block adds its counts into 32-bit per-call accumulators in the
 // workspace (n <= 2^31 per call); the last block to finish (a ticket) folds
 // them into the caller's 64-bit slots and leaves the workspace zeroed: one
-// launch per call (plus the upload of a cell table for explicit edges).
+// launch per call (a cell table for explicit edges is prepared once per plan).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -55,8 +55,6 @@ struct SharedArgs {
   std::uint64_t n;
   unsigned* accum;       // workspace: slot_count per-call 32-bit counts
   unsigned* ticket;      // workspace: blocks done
-  unsigned* table_region;
-  std::uint32_t table_words;  // words of table_region the last block clears (0: none used)
   std::uint64_t* slots;  // the caller's 64-bit slots
   bool accumulate;
   std::uint32_t slot_count;  // bins + 3
@@ -156,7 +154,6 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     const unsigned c = atomicExch(a.accum + s, 0u);
     a.slots[s] = (a.accumulate ? a.slots[s] : 0) + c;
   }
-  zero_words(a.table_region, a.table_words);
   if (threadIdx.x == 0) *a.ticket = 0;
 }
 
@@ -167,6 +164,7 @@ template <Layout L>
 struct SharedStrategy {
   using Policy = SharedPolicy<L>;
 
+  // Shared memory the map's tables may take next to the counters.
   static std::size_t table_bytes(MapKind kind) { return kind == MapKind::cells ? kTableRegionBytes : 0; }
 
   // Slots per part and parts for a problem; parts 0 when it does not fit.
@@ -213,14 +211,13 @@ struct SharedStrategy {
   }
 
   static std::size_t workspace_bytes(const Problem& p) {
-    return round_up(p.binning->slots() * 4, 256) + 256 + table_bytes(choose_map(p.type, *p.binning));
+    return round_up(p.binning->slots() * 4, 256) + 256;
   }
 
   template <class T, class Map>
   static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
     auto kernel = shared_histogram_kernel<Policy, T, Map>;
-    static const bool opted_in = (allow_large_shared(kernel), true);
-    (void)opted_in;
+    allow_large_shared(kernel);
     const std::size_t smem = round_up(counter_words<L>(width) * 4, 16) + map.table_bytes();
     const int resident = resident_blocks_with(kernel, Policy::kThreads, smem);
     const std::uint64_t bytes = a.n * sizeof(T);
@@ -234,8 +231,6 @@ struct SharedStrategy {
     const std::size_t slot_count = a.binning->slots();
     args.accum = reinterpret_cast<unsigned*>(ws);
     args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256));
-    args.table_region = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256) + 256);
-    args.table_words = static_cast<std::uint32_t>(map.table_bytes() ? kTableRegionBytes / 4 : 0);
     args.slots = a.slots;
     args.accumulate = a.accumulate;
     args.slot_count = static_cast<std::uint32_t>(slot_count);
@@ -251,13 +246,12 @@ struct SharedStrategy {
     shape(p, &width, &parts);
     if (parts == 0) throw Error(ErrorKind::internal, "shared histogram: the problem does not fit");
     const MapKind kind = choose_map(a.type, *a.binning);
-    void* table_region = static_cast<unsigned char*>(a.workspace) + round_up(a.binning->slots() * 4, 256) + 256;
     visit_sample_type(a.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (sizeof(T) == 1) {
         throw Error(ErrorKind::internal, "shared histogram: 8-bit samples");
       } else {
-        with_map<T>(a, kind, table_region, [&](const auto& map) { launch<T>(a, map, width, parts); });
+        with_map<T>(a, kind, [&](const auto& map) { launch<T>(a, map, width, parts); });
       }
     });
   }

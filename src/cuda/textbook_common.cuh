@@ -79,18 +79,14 @@ inline constexpr std::size_t kPrivateCopiesBudgetBytes = std::size_t{32} << 20;
 // ---- host-side sizing, shared by supports / workspace_bytes / run / boundaries --
 
 // The largest dynamic shared memory a block of the current device may opt in
-// to; 0 when there is no device to ask. Queried once per process, as sm_count().
+// to; 0 when there is no device to ask.
 inline std::size_t max_shared_bytes_per_block() {
-  static const std::size_t bytes = [] {
-    int device = 0, value = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-      cudaGetLastError();  // no device: leave no sticky error behind
-      return std::size_t{0};
-    }
-    return static_cast<std::size_t>(value);
-  }();
-  return bytes;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();  // no device: leave no sticky error behind
+    return 0;
+  }
+  return device_facts(device).max_shared_optin;
 }
 
 constexpr std::uint64_t counter_bytes(std::uint64_t num_slots) { return num_slots * sizeof(unsigned int); }
@@ -288,14 +284,6 @@ auto* kernel_for() {
   return &textbook_histogram_kernel<Policy, T, Aligned>;
 }
 
-// Lets a kernel use `smem` bytes of dynamic shared memory (above 48 KiB it must opt in).
-template <class Kernel>
-void allow_dynamic_shared(Kernel kernel, std::size_t smem) {
-  if (smem > 48 * 1024)
-    LEVELHIST_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-}
-
 // Blocks of this policy's kernel for sample type T the device runs at once.
 template <class Policy, class T, bool Aligned>
 std::uint64_t resident_grid(std::uint64_t num_slots) {
@@ -401,13 +389,10 @@ std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
 
 // A Strategy whose functions are this policy's instantiations.
 template <class Policy>
-constexpr Strategy make_strategy(const char* name, const char* summary, const char* source,
-                                 int (*auto_rank)(const Problem&)) {
+constexpr Strategy make_strategy(const char* name, const char* summary, const char* source) {
   return Strategy{name,         Backend::cuda,     summary,
                   source,       &supports<Policy>, &workspace_bytes<Policy>,
-                  &run<Policy>, auto_rank,         &boundary_sizes<Policy>};
+                  &run<Policy>, &boundary_sizes<Policy>};
 }
-
-inline int never_auto(const Problem&) { return 0; }
 
 }  // namespace levelhist::cuda_detail::textbook

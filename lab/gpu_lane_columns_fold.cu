@@ -1,0 +1,28 @@
+// gpu_lane_columns_fold: the instructive loser of the 256-bin byte kernel,
+// kept to show what the small-call path buys. The same kernel
+// (src/cuda/lane_columns_kernel.cuh) with every call, however small, taking the
+// fold (ticket + last block) instead of the flag warp and the direct additions.
+// Equal at 1 GiB, slower for small calls: 1 MiB 5.03 against 4.12 us, 4 MiB
+// 5.98 against 5.43 (small_calls_study, one H200 run), because its 32 KiB
+// blocks count on half as many SMs and its last block waits three round trips
+// (fence, ticket, exchange) after the others.
+#include <cstdint>
+
+#include "cuda/lane_columns_policy.cuh"
+#include "cuda/lane_columns_strategy.cuh"
+#include "lab.hpp"
+
+namespace levelhist::strategies {
+namespace {
+
+struct FoldOnlyPolicy : cuda_detail::lane_columns::LaneColumnsPolicy {
+  static constexpr std::uint64_t kMaxDirectBytes = 0;
+};
+
+}  // namespace
+
+const Strategy gpu_lane_columns_fold = cuda_detail::lane_columns::make_strategy<FoldOnlyPolicy>(
+    "gpu_lane_columns_fold",
+    "gpu_lane_columns with every call ending in the ticket fold (no flag warp): the instructive loser on small calls");
+
+}  // namespace levelhist::strategies

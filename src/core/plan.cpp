@@ -1,0 +1,237 @@
+// Plans (plan.hpp): a request resolved once, and the CPU backend's run path.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "core/plan_impl.hpp"
+#include "levelhist/cuda.hpp"
+#include "levelhist/error.hpp"
+#include "levelhist/plan.hpp"
+
+namespace levelhist {
+namespace {
+
+const char* const kStrategyFix = "leave Options::strategy \"auto\", or name a strategy of all_strategies() that can";
+
+Backend default_backend() { return backend_available(Backend::cuda) ? Backend::cuda : Backend::cpu; }
+
+void require_cuda() {
+  std::string why;
+  if (!backend_available(Backend::cuda, &why))
+    throw Error(ErrorKind::unsupported, "the cuda backend cannot run here: " + why, "use the CPU backend",
+                ErrorSubject::backend);
+}
+
+// The strategy `options` ask for on `problem`: a named one (checked against
+// the backend and the problem) or auto's choice from the selection table.
+const Strategy& resolve(const Problem& problem, const Options& options) {
+  if (options.strategy != "auto") {
+    const Strategy* s = find_strategy(options.strategy);
+    if (!s)
+      throw Error(ErrorKind::usage, "unknown strategy '" + options.strategy + "'",
+                  "name one of all_strategies(), or \"auto\"", ErrorSubject::strategy);
+    if ((options.backend == BackendChoice::cpu && s->backend != Backend::cpu) ||
+        (options.backend == BackendChoice::cuda && s->backend != Backend::cuda))
+      throw Error(ErrorKind::usage,
+                  "strategy '" + options.strategy + "' runs on the " + std::string(to_string(s->backend)) +
+                      " backend, not the one asked for",
+                  "ask for its backend, or for the automatic one", ErrorSubject::strategy);
+    std::string why;
+    if (!backend_available(s->backend, &why))
+      throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot run here: " + why,
+                  kStrategyFix, ErrorSubject::strategy);
+    if (!strategy_accepts(*s, problem, &why))
+      throw Error(ErrorKind::unsupported, "strategy '" + options.strategy + "' cannot count this problem: " + why,
+                  kStrategyFix, ErrorSubject::strategy);
+    return *s;
+  }
+  switch (options.backend) {
+    case BackendChoice::cpu: return choose_strategy(problem, Backend::cpu);
+    case BackendChoice::cuda: require_cuda(); return choose_strategy(problem, Backend::cuda);
+    case BackendChoice::automatic: break;
+  }
+  if (default_backend() == Backend::cuda) {
+    try {
+      return choose_strategy(problem, Backend::cuda);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unsupported) throw;  // no CUDA strategy takes it: the CPU does
+    }
+  }
+  return choose_strategy(problem, Backend::cpu);
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// A CPU strategy's workspace: 256-byte aligned, as RunArgs promises.
+std::unique_ptr<void, FreeDeleter> cpu_workspace(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  std::unique_ptr<void, FreeDeleter> ws(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
+  if (!ws)
+    throw Error(ErrorKind::resource, "out of memory: the workspace needs " + std::to_string(bytes) + " bytes",
+                "free memory, or count fewer bins", ErrorSubject::memory);
+  return ws;
+}
+
+// The CPU path: the strategy runs on the call's host memory. Strategies with
+// the pixels capability take rows with a pitch; others get one run per row
+// (a one-channel image with a pitch), or one run for packed rows.
+void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& input, void* out, bool accumulate) {
+  const bool weighted = g.weight_bytes != 0;
+  RunArgs args = plan.base;
+  args.slots = weighted ? nullptr : static_cast<std::uint64_t*>(out);
+  args.weight_sums = weighted ? static_cast<double*>(out) : nullptr;
+  args.weights = input.weights;
+  const bool strategy_takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
+  auto run = [&](const unsigned char* p, std::uint64_t width, std::uint64_t height, std::uint64_t pitch,
+                 bool acc) {
+    args.samples = p;
+    args.n = width * height * g.channels;
+    args.accumulate = acc;
+    if (plan.request.is_pixels() || (strategy_takes_rows && height > 1))
+      args.layout = PixelLayout{g.channels, plan.request.layout.active, width, height, pitch};
+    Problem problem = plan.problem;
+    problem.n = args.n;
+    problem.layout = args.layout;
+    std::size_t bytes = plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(problem) : 0;
+    auto ws = cpu_workspace(bytes);
+    args.workspace = ws.get();
+    args.workspace_bytes = bytes;
+    plan.strategy->run(args);
+  };
+  const auto* base = static_cast<const unsigned char*>(input.samples);
+  if (g.items() == 0) {
+    if (!accumulate) std::memset(out, 0, plan.request.output_slots() * 8);  // 8 bytes: u64 counts, double sums
+    return;
+  }
+  if (g.packed()) {
+    run(base, g.items(), 1, g.items() * g.item_bytes(), accumulate);
+  } else if (plan.request.is_pixels() || strategy_takes_rows) {
+    run(base, g.width, g.height, g.pitch, accumulate);
+  } else {
+    for (std::uint64_t r = 0; r < g.height; ++r) run(base + r * g.pitch, g.width, 1, g.row_bytes(), accumulate || r > 0);
+  }
+}
+
+template <class Hist>
+void check_histograms(const Request& request, std::span<Hist> hists) {
+  if (hists.size() != request.histograms())
+    throw Error(ErrorKind::usage,
+                "the request makes " + std::to_string(request.histograms()) + " histogram" +
+                    (request.histograms() == 1 ? "" : "s") + " (one per active channel), and " +
+                    std::to_string(hists.size()) + " were given",
+                "pass one histogram per active channel", ErrorSubject::layout);
+  for (const Hist& h : hists)
+    if (!(h.binning() == request.binning))
+      throw Error(ErrorKind::usage, "a histogram's binning is not the request's",
+                  "make the histograms with the request's Binning", ErrorSubject::binning);
+}
+
+}  // namespace
+
+namespace detail {
+
+const Strategy& resolve_strategy_for(const Problem& problem, const Options& options) { return resolve(problem, options); }
+
+}  // namespace detail
+
+Plan::Plan(Request request, const Options& options) : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  request.validate();
+  p.request = std::move(request);
+  p.options = options;
+  if (options.device < -1)
+    throw Error(ErrorKind::usage, "device " + std::to_string(options.device) + " does not exist",
+                "give a device index from 0, or -1 for the current device", ErrorSubject::device);
+  p.problem = detail::problem_of(p.request, 0);
+  {
+    // A CUDA strategy is chosen for the device the plan will run on.
+    detail::ScopedDevice on_device(options.backend == BackendChoice::cpu ? -1 : options.device);
+    p.strategy = &resolve(p.problem, options);
+  }
+  p.backend = p.strategy->backend;
+
+  RunArgs& a = p.base;
+  a.type = p.request.type;
+  a.binning = &p.request.binning;
+  a.indexer = make_indexer(p.request.binning);
+  a.threads = options.threads;
+  a.layout = p.request.layout;
+  a.weight_type = p.request.weight_type.value_or(SampleType::f32);
+  if (p.strategy->prepare) {
+    p.prepared.resize(p.strategy->prepared_bytes(p.problem));
+    p.strategy->prepare(p.problem, p.prepared.data());
+    a.prepared = a.prepared_host = p.prepared.data();
+  }
+  if (p.backend == Backend::cuda) detail::cuda_bind(p);  // edges and prepared data to the device
+}
+
+Plan::~Plan() = default;
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+
+const Request& Plan::request() const { return impl_->request; }
+const Options& Plan::options() const { return impl_->options; }
+const Strategy& Plan::strategy() const { return *impl_->strategy; }
+Backend Plan::backend() const { return impl_->backend; }
+int Plan::device() const { return impl_->device; }
+
+void Plan::fill_slots(void* slots, const Input& input, bool accumulate) const {
+  const detail::Geometry g = detail::geometry_of(impl_->request, input);
+  if (impl_->backend == Backend::cpu) return cpu_fill(*impl_, g, input, slots, accumulate);
+  if (!accumulate) std::memset(slots, 0, impl_->request.output_slots() * 8);
+  if (g.items() == 0) return;
+  detail::cuda_fill(*impl_, g, input, slots);
+}
+
+void Plan::fill(std::span<Histogram> hists, const Input& input) const {
+  if (impl_->request.is_weighted())
+    throw Error(ErrorKind::usage, "a weighted request fills WeightedHistograms", "pass WeightedHistograms",
+                ErrorSubject::weights);
+  check_histograms(impl_->request, hists);
+  if (hists.size() == 1) return fill_slots(hists[0].slots().data(), input, true);
+  std::vector<std::uint64_t> out(impl_->request.output_slots(), 0);
+  fill_slots(out.data(), input, false);
+  const std::uint64_t slots = impl_->request.binning.slots();
+  for (std::size_t h = 0; h < hists.size(); ++h) {
+    auto dst = hists[h].slots();
+    for (std::uint64_t i = 0; i < slots; ++i) dst[i] += out[h * slots + i];
+  }
+}
+
+void Plan::fill(std::span<WeightedHistogram> hists, const Input& input) const {
+  if (!impl_->request.is_weighted())
+    throw Error(ErrorKind::usage, "a request without weights fills Histograms of counts", "pass Histograms",
+                ErrorSubject::weights);
+  check_histograms(impl_->request, hists);
+  if (hists.size() == 1) return fill_slots(hists[0].slots().data(), input, true);
+  std::vector<double> out(impl_->request.output_slots(), 0.0);
+  fill_slots(out.data(), input, false);
+  const std::uint64_t slots = impl_->request.binning.slots();
+  for (std::size_t h = 0; h < hists.size(); ++h) {
+    auto dst = hists[h].slots();
+    for (std::uint64_t i = 0; i < slots; ++i) dst[i] += out[h * slots + i];
+  }
+}
+
+std::size_t Plan::workspace_bytes(std::uint64_t max_samples) const {
+  if (impl_->backend != Backend::cuda)
+    throw Error(ErrorKind::usage, "a CPU plan has no device workspace",
+                "make the plan with the CUDA backend to count device memory", ErrorSubject::backend);
+  return detail::cuda_workspace_bytes(*impl_, max_samples);
+}
+
+void Plan::run(const Input& input, void* d_out, bool accumulate, void* d_workspace, std::size_t workspace_bytes,
+               void* stream) const {
+  if (impl_->backend != Backend::cuda)
+    throw Error(ErrorKind::usage, "Plan::run counts device memory, and this plan runs on the CPU",
+                "use Plan::fill for host memory, or make the plan with the CUDA backend", ErrorSubject::backend);
+  const detail::Geometry g = detail::geometry_of(impl_->request, input);
+  detail::cuda_run(*impl_, g, input, d_out, accumulate, d_workspace, workspace_bytes, stream);
+}
+
+}  // namespace levelhist

@@ -1,0 +1,106 @@
+// Internal: what a Plan holds, and the one run path of each backend.
+//
+//   Plan(request, options)            src/core/plan.cpp: validate, choose, bind
+//     -> the CPU path                 src/core/plan.cpp: cpu_fill (strategy.run on host memory)
+//     -> the CUDA paths               src/cuda/plan_cuda.cu: cuda_run (device memory, split into
+//                                     pieces of at most 2^31 samples) and cuda_fill (host memory,
+//                                     staged through pinned buffers, then cuda_run's pieces)
+//
+// Every request kind (plain arrays, pixels, weights) goes through the same
+// path of its backend: a call is a Geometry (rows of items) plus pointers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "levelhist/plan.hpp"
+
+namespace levelhist::detail {
+
+// A call's data as rows of items: an item is one sample, or one pixel of
+// `channels` samples. A plain array is one row of n items.
+struct Geometry {
+  std::uint32_t channels = 1;      // samples per item
+  std::uint64_t width = 0;         // items per row
+  std::uint64_t height = 0;        // rows
+  std::uint64_t pitch = 0;         // bytes from one row's first sample to the next's
+  std::size_t sample_bytes = 1;    // bytes of one sample
+  std::size_t weight_bytes = 0;    // bytes of one item's weight (0: unweighted)
+
+  std::size_t item_bytes() const { return channels * sample_bytes; }
+  std::uint64_t row_bytes() const { return width * item_bytes(); }
+  std::uint64_t items() const { return width * height; }
+  std::uint64_t samples() const { return items() * channels; }
+  // Rows follow each other without gaps: the whole call is one long row.
+  bool packed() const { return height <= 1 || pitch == row_bytes(); }
+};
+
+// The geometry of `input` for `request`; throws Error(usage) for an input that
+// does not fit the request (a frame on a plain request, weights missing...).
+Geometry geometry_of(const Request& request, const Input& input);
+
+// Backend state a CUDA plan owns (device memory with the edges and the
+// prepared data; the host path's workspace and output); src/cuda/plan_cuda.cu.
+struct CudaPlanState;
+struct CudaPlanStateDeleter {
+  void operator()(CudaPlanState* state) const noexcept;
+};
+
+}  // namespace levelhist::detail
+
+namespace levelhist {
+
+struct Plan::Impl {
+  Request request;
+  Options options;
+  const Strategy* strategy = nullptr;
+  Backend backend = Backend::cpu;
+  int device = -1;
+  // The problem the strategy accepted (binning points into request); n is
+  // set per call for workspace sizes.
+  Problem problem{};
+  // Every RunArgs field a call shares: type, binning, indexer (edges where the
+  // strategy runs), threads, layout's channels and active, weight type, prepared.
+  RunArgs base{};
+  // What the strategy's prepare() wrote (CPU plans use it from here).
+  std::vector<unsigned char> prepared;
+  std::unique_ptr<detail::CudaPlanState, detail::CudaPlanStateDeleter> cuda;
+};
+
+}  // namespace levelhist
+
+namespace levelhist::detail {
+
+// The CUDA backend of a plan (src/cuda/plan_cuda.cu; src/core/no_cuda.cpp
+// in builds without it).
+void cuda_bind(Plan::Impl& plan);  // device, edges and prepared data on the device
+std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_samples);
+void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, void* d_out, bool accumulate,
+              void* d_workspace, std::size_t workspace_bytes, void* stream);
+// Host memory in, host slots out (added to).
+void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out);
+
+// Makes CUDA device `device` current for a scope (nothing for -1, or in a
+// build without CUDA), so that a strategy is chosen for the device a plan will
+// run on; throws Error(usage) for a device that does not exist.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device);
+  ~ScopedDevice();
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// A plan for (request, options) from a small per-process cache: the
+// convenience functions of levelhist.hpp and cuda.hpp resolve through it.
+std::shared_ptr<const Plan> cached_plan(const Request& request, const Options& options);
+
+// The request kind's strategy-facing problem.
+Problem problem_of(const Request& request, std::uint64_t n);
+
+}  // namespace levelhist::detail

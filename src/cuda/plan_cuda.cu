@@ -1,0 +1,374 @@
+// The CUDA backend of a Plan (src/core/plan_impl.hpp): binding a plan to its
+// device, the device path (device memory in, split into pieces a strategy can
+// take) and the host path (host memory staged through pinned buffers, then the
+// device path on each packed chunk). Every request kind takes these same two
+// paths; the CUB-style wrappers of cuda.hpp are at the end.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/plan_impl.hpp"
+#include "cuda/cuda_common.cuh"
+#include "levelhist/cuda.hpp"
+#include "levelhist/error.hpp"
+#include "levelhist/levelhist.hpp"
+
+namespace levelhist {
+namespace detail {
+namespace {
+
+using cuda_detail::DeviceGuard;
+
+// A strategy sees at most this many samples per run() call (RunArgs), so its
+// 32-bit per-block counts cannot overflow.
+constexpr std::uint64_t kMaxSamplesPerCall = std::uint64_t{1} << 31;
+
+std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// ---- the host path's staging, one set per device ----------------------------------
+
+// Pinned buffers for samples and for weights, two of each so that the CPU
+// packs chunk k+1 while the GPU copies and counts chunk k, and a stream. Made on
+// first use and kept: allocating pinned memory costs milliseconds, far more
+// than counting a few megabytes.
+struct Staging {
+  static constexpr std::size_t kChunkBytes = std::size_t{64} << 20;
+  std::mutex mutex;  // one host-path call at a time per device
+  cudaStream_t stream = nullptr;
+  unsigned char* pinned[2][2] = {};     // [buffer][0 samples, 1 weights]
+  unsigned char* device_in[2][2] = {};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+
+  void ensure(bool weights) {
+    if (!stream) {
+      LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      for (int k = 0; k < 2; ++k) LEVELHIST_CUDA_CHECK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+    }
+    for (int which = 0; which <= (weights ? 1 : 0); ++which)
+      for (int k = 0; k < 2; ++k) {
+        if (pinned[k][which]) continue;
+        LEVELHIST_CUDA_CHECK(cudaMallocHost(&pinned[k][which], kChunkBytes));
+        LEVELHIST_CUDA_CHECK(cudaMalloc(&device_in[k][which], kChunkBytes));
+      }
+  }
+};
+
+Staging& staging_of(int device) {
+  static std::mutex mutex;
+  static auto* by_device = new std::map<int, std::unique_ptr<Staging>>;  // never destroyed: the driver may be gone at exit
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& s = (*by_device)[device];
+  if (!s) s = std::make_unique<Staging>();
+  return *s;
+}
+
+// Copies host memory into a pinned staging buffer with several threads: one
+// thread's memcpy from a freshly mapped file (page faults included) runs at a
+// few GB/s, far below the ~50 GB/s the PCIe copy that follows can take.
+void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+  constexpr std::size_t kBytesPerThread = std::size_t{4} << 20;
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
+      std::max(1u, std::min(8u, std::thread::hardware_concurrency())), bytes / kBytesPerThread + 1));
+  if (threads <= 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) {
+    const std::size_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
+    pool.emplace_back([=] { std::memcpy(dst + begin, src + begin, end - begin); });
+  }
+  std::memcpy(dst, src, bytes / threads);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+// What a CUDA plan owns on its device.
+struct CudaPlanState {
+  int device = -1;
+  unsigned char* plan_memory = nullptr;  // edges, then the strategy's prepared data
+  // The host path's workspace and output, made on its first call.
+  std::mutex host_mutex;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  void* out = nullptr;
+};
+
+ScopedDevice::ScopedDevice(int device) {
+  if (device < 0 || cuda::device_count() == 0) return;
+  const int count = cuda::device_count();
+  if (device >= count)
+    throw Error(ErrorKind::usage,
+                "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " device" +
+                    (count == 1 ? "" : "s") + ")",
+                "give a device index below " + std::to_string(count), ErrorSubject::device);
+  const int current = cuda_detail::current_device();
+  if (current == device) return;
+  LEVELHIST_CUDA_CHECK(cudaSetDevice(device));
+  previous_ = current;
+}
+
+ScopedDevice::~ScopedDevice() {
+  if (previous_ >= 0) cudaSetDevice(previous_);
+}
+
+void CudaPlanStateDeleter::operator()(CudaPlanState* state) const noexcept {
+  if (!state) return;
+  int previous = -1;
+  // Best effort: at process exit the driver may already be gone.
+  if (cudaGetDevice(&previous) == cudaSuccess && previous != state->device) cudaSetDevice(state->device);
+  if (state->plan_memory) cudaFree(state->plan_memory);
+  if (state->workspace) cudaFree(state->workspace);
+  if (state->out) cudaFree(state->out);
+  if (previous >= 0 && previous != state->device) cudaSetDevice(previous);
+  cudaGetLastError();
+  delete state;
+}
+
+void cuda_bind(Plan::Impl& plan) {
+  std::unique_ptr<CudaPlanState, CudaPlanStateDeleter> state(new CudaPlanState);
+  const int count = cuda::device_count();
+  state->device = plan.options.device >= 0 ? plan.options.device : cuda_detail::current_device();
+  if (state->device >= count)
+    throw Error(ErrorKind::usage,
+                "CUDA device " + std::to_string(state->device) + " does not exist (" + std::to_string(count) +
+                    " device" + (count == 1 ? "" : "s") + ")",
+                "give a device index below " + std::to_string(count), ErrorSubject::device);
+  DeviceGuard guard(state->device);
+  const Binning& b = plan.request.binning;
+  const std::size_t edge_bytes = b.kind() == BinKind::edges ? round_up(b.edge_values().size() * sizeof(double)) : 0;
+  const std::size_t total = edge_bytes + plan.prepared.size();
+  if (total > 0) {
+    LEVELHIST_CUDA_CHECK(cudaMalloc(&state->plan_memory, total));
+    if (edge_bytes)
+      LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory, b.edge_values().data(),
+                                      b.edge_values().size() * sizeof(double), cudaMemcpyHostToDevice));
+    if (!plan.prepared.empty())
+      LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory + edge_bytes, plan.prepared.data(), plan.prepared.size(),
+                                      cudaMemcpyHostToDevice));
+  }
+  plan.device = state->device;
+  plan.base.indexer = make_indexer(b, edge_bytes ? reinterpret_cast<const double*>(state->plan_memory) : nullptr);
+  plan.base.prepared = plan.prepared.empty() ? nullptr : state->plan_memory + edge_bytes;
+  plan.base.prepared_host = plan.prepared.empty() ? nullptr : plan.prepared.data();
+  plan.cuda = std::move(state);
+}
+
+std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_samples) {
+  Problem per_call = plan.problem;
+  per_call.n = std::min(max_samples, kMaxSamplesPerCall);
+  DeviceGuard guard(plan.device);
+  return round_up(plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(per_call) : 0);
+}
+
+// The device path: the call's rows of items in pieces of at most 2^31 samples,
+// never inside an item (a pixel); rows with a pitch go to the strategy as rows
+// when it takes them (the pixels capability), else one row per piece.
+void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, void* d_out, bool accumulate,
+              void* d_workspace, std::size_t workspace_bytes, void* stream) {
+  DeviceGuard guard(plan.device);
+  const std::uint64_t per_call = std::min<std::uint64_t>(g.samples(), kMaxSamplesPerCall);
+  Problem problem = plan.problem;
+  problem.n = per_call;
+  const std::size_t needed = plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(problem) : 0;
+  if (workspace_bytes < needed)
+    throw Error(ErrorKind::usage,
+                "the CUDA workspace is too small: " + std::to_string(workspace_bytes) + " bytes given, " +
+                    std::to_string(needed) + " needed",
+                "allocate Plan::workspace_bytes(n) bytes (zeroed once)", ErrorSubject::workspace);
+  const bool weighted = g.weight_bytes != 0;
+  if (g.items() == 0) {
+    if (!accumulate)
+      LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_out, 0, plan.request.output_slots() * 8, static_cast<cudaStream_t>(stream)));
+    return;
+  }
+  RunArgs args = plan.base;
+  args.slots = weighted ? nullptr : static_cast<std::uint64_t*>(d_out);
+  args.weight_sums = weighted ? static_cast<double*>(d_out) : nullptr;
+  args.workspace = d_workspace;
+  args.workspace_bytes = workspace_bytes;
+  args.stream = stream;
+  const bool pixels = plan.request.is_pixels();
+  const bool takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
+  const auto* base = static_cast<const unsigned char*>(input.samples);
+  const auto* weights = static_cast<const unsigned char*>(input.weights);
+  bool first = true;
+  // Items [x, x + w) of rows [r, r + h), which are `pitch` bytes apart.
+  auto run = [&](std::uint64_t r, std::uint64_t x, std::uint64_t w, std::uint64_t h, std::uint64_t pitch) {
+    args.samples = base + r * g.pitch + x * g.item_bytes();
+    args.n = w * h * g.channels;
+    if (weights) args.weights = weights + (r * g.width + x) * g.weight_bytes;
+    if (pixels || h > 1) args.layout = PixelLayout{g.channels, plan.request.layout.active, w, h, pitch};
+    args.accumulate = accumulate || !first;
+    first = false;
+    plan.strategy->run(args);
+  };
+  // Packed rows are one long row: strategies then stream it as a plain array.
+  const std::uint64_t width = g.packed() ? g.items() : g.width, height = g.packed() ? 1 : g.height;
+  const std::uint64_t row_samples = width * g.channels;
+  if (row_samples <= kMaxSamplesPerCall && (height == 1 || takes_rows)) {
+    const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
+    for (std::uint64_t r = 0; r < height; r += rows_per_call)
+      run(r, 0, width, std::min(rows_per_call, height - r), g.pitch);
+  } else {
+    const std::uint64_t items_per_call = kMaxSamplesPerCall / g.channels;
+    for (std::uint64_t r = 0; r < height; ++r)
+      for (std::uint64_t x = 0; x < width; x += items_per_call)
+        run(r, x, std::min(items_per_call, width - x), 1, g.row_bytes());
+  }
+}
+
+// The host path: chunks of whole items, gathered (rows with a pitch packed)
+// into pinned buffers, copied to the device and counted by the device path
+// into the plan's device output; added into `host_out` at the end.
+void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+  DeviceGuard guard(plan.device);
+  Staging& st = staging_of(plan.device);
+  CudaPlanState& state = *plan.cuda;
+  std::lock_guard<std::mutex> lock_staging(st.mutex);
+  std::lock_guard<std::mutex> lock_plan(state.host_mutex);
+  const bool weighted = g.weight_bytes != 0;
+  st.ensure(weighted);
+  const std::uint64_t chunk_items = std::max<std::uint64_t>(
+      1, Staging::kChunkBytes / std::max<std::size_t>(g.item_bytes(), weighted ? g.weight_bytes : 1));
+  const std::size_t ws_bytes = std::max<std::size_t>(cuda_workspace_bytes(plan, chunk_items * g.channels), 256);
+  if (ws_bytes > state.workspace_bytes) {
+    if (state.workspace) LEVELHIST_CUDA_CHECK(cudaFree(state.workspace));
+    state.workspace = nullptr;
+    state.workspace_bytes = 0;
+    LEVELHIST_CUDA_CHECK(cudaMalloc(&state.workspace, ws_bytes));
+    LEVELHIST_CUDA_CHECK(cudaMemset(state.workspace, 0, ws_bytes));  // zeroed once: calls leave it zero
+    state.workspace_bytes = ws_bytes;
+  }
+  const std::size_t out_bytes = plan.request.output_slots() * 8;
+  if (!state.out) LEVELHIST_CUDA_CHECK(cudaMalloc(&state.out, out_bytes));
+  const auto* src = static_cast<const unsigned char*>(input.samples);
+  const auto* wsrc = static_cast<const unsigned char*>(input.weights);
+  Geometry packed = g;
+  packed.height = 1;
+  int k = 0;
+  bool first = true;
+  for (std::uint64_t done = 0; done < g.items(); done += chunk_items, k ^= 1) {
+    const std::uint64_t count = std::min(chunk_items, g.items() - done);
+    LEVELHIST_CUDA_CHECK(cudaEventSynchronize(st.done[k]));
+    // Gather the chunk's items row piece by row piece (one copy when rows are packed).
+    unsigned char* dst = st.pinned[k][0];
+    for (std::uint64_t item = done; item < done + count;) {
+      const std::uint64_t row = item / g.width, x = item % g.width;
+      const std::uint64_t run = g.packed() ? done + count - item : std::min(g.width - x, done + count - item);
+      parallel_copy(dst, src + row * g.pitch + x * g.item_bytes(), run * g.item_bytes());
+      dst += run * g.item_bytes();
+      item += run;
+    }
+    const cudaStream_t stream = st.stream;
+    LEVELHIST_CUDA_CHECK(
+        cudaMemcpyAsync(st.device_in[k][0], st.pinned[k][0], count * g.item_bytes(), cudaMemcpyHostToDevice, stream));
+    if (weighted) {
+      parallel_copy(st.pinned[k][1], wsrc + done * g.weight_bytes, count * g.weight_bytes);
+      LEVELHIST_CUDA_CHECK(
+          cudaMemcpyAsync(st.device_in[k][1], st.pinned[k][1], count * g.weight_bytes, cudaMemcpyHostToDevice, stream));
+    }
+    packed.width = count;
+    packed.pitch = count * g.item_bytes();
+    Input piece;
+    piece.samples = st.device_in[k][0];
+    piece.weights = weighted ? st.device_in[k][1] : nullptr;
+    cuda_run(plan, packed, piece, state.out, /*accumulate=*/!first, state.workspace, state.workspace_bytes, stream);
+    first = false;
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(st.done[k], stream));
+  }
+  std::vector<unsigned char> result(out_bytes);
+  LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(result.data(), state.out, out_bytes, cudaMemcpyDeviceToHost, st.stream));
+  LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(st.stream));
+  const std::uint64_t values = plan.request.output_slots();
+  if (weighted) {
+    auto* out = static_cast<double*>(host_out);
+    const auto* got = reinterpret_cast<const double*>(result.data());
+    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
+  } else {
+    auto* out = static_cast<std::uint64_t*>(host_out);
+    const auto* got = reinterpret_cast<const std::uint64_t*>(result.data());
+    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
+  }
+}
+
+}  // namespace detail
+
+// ---- the CUB-style wrappers of cuda.hpp --------------------------------------------
+
+namespace cuda {
+namespace {
+
+Options options_for(const Strategy* strategy) {
+  Options o;
+  o.backend = BackendChoice::cuda;
+  if (strategy) {
+    if (strategy->backend != Backend::cuda)
+      throw Error(ErrorKind::usage, std::string("strategy '") + strategy->name + "' is not a CUDA strategy",
+                  "pass a CUDA strategy, or none for auto's choice", ErrorSubject::strategy);
+    o.strategy = strategy->name;
+  }
+  return o;
+}
+
+Request request_of(const Problem& problem) {
+  Request r;
+  r.type = problem.type;
+  r.binning = *problem.binning;
+  if (!problem.layout.is_plain()) {
+    r.layout.channels = problem.layout.channels;
+    r.layout.active = problem.layout.active;
+  }
+  if (problem.weighted) r.weight_type = problem.weight_type;
+  return r;
+}
+
+}  // namespace
+
+std::size_t workspace_bytes(const Problem& problem, const Strategy* strategy) {
+  return detail::cached_plan(request_of(problem), options_for(strategy))->workspace_bytes(problem.n);
+}
+
+void histogram(void* d_workspace, std::size_t ws_bytes, const void* d_samples, std::uint64_t n, SampleType type,
+               const Binning& binning, std::uint64_t* d_slots, bool accumulate, void* stream, const Strategy* strategy) {
+  detail::cached_plan(Request::counts(type, binning), options_for(strategy))
+      ->run(Input::array(d_samples, n), d_slots, accumulate, d_workspace, ws_bytes, stream);
+}
+
+std::size_t workspace_bytes_pixels(SampleType type, const PixelLayout& layout, const Binning& binning,
+                                   const Strategy* strategy) {
+  auto plan = detail::cached_plan(Request::pixels(type, layout.channels, layout.active, binning), options_for(strategy));
+  return plan->workspace_bytes(layout.width * layout.height * layout.channels);
+}
+
+void histogram_pixels(void* d_workspace, std::size_t ws_bytes, const void* d_pixels, SampleType type,
+                      const PixelLayout& layout, const Binning& binning, std::uint64_t* d_slots, bool accumulate,
+                      void* stream, const Strategy* strategy) {
+  if (layout.width == 0)
+    throw Error(ErrorKind::usage, "the image width is 0", "give PixelLayout::width (pixels per row) and height (rows)",
+                ErrorSubject::layout);
+  detail::cached_plan(Request::pixels(type, layout.channels, layout.active, binning), options_for(strategy))
+      ->run(Input::image(d_pixels, layout.width, layout.height, layout.row_pitch), d_slots, accumulate, d_workspace,
+            ws_bytes, stream);
+}
+
+std::size_t workspace_bytes_weighted(SampleType type, std::uint64_t n, SampleType weight_type, const Binning& binning,
+                                     const Strategy* strategy) {
+  return detail::cached_plan(Request::weighted(type, weight_type, binning), options_for(strategy))->workspace_bytes(n);
+}
+
+void histogram_weighted(void* d_workspace, std::size_t ws_bytes, const void* d_samples, std::uint64_t n,
+                        SampleType type, const void* d_weights, SampleType weight_type, const Binning& binning,
+                        double* d_sums, bool accumulate, void* stream, const Strategy* strategy) {
+  detail::cached_plan(Request::weighted(type, weight_type, binning), options_for(strategy))
+      ->run(Input::array(d_samples, n, d_weights), d_sums, accumulate, d_workspace, ws_bytes, stream);
+}
+
+}  // namespace cuda
+}  // namespace levelhist

@@ -1,0 +1,266 @@
+// The weighted shared-memory histogram (gpu_weighted_shared; its x4 variant
+// gpu_weighted_shared_x4 lives in the lab): weighted histograms (sums
+// of f32 or f64 weights, one per sample, in double) with one double per slot
+// in shared memory per block, the exact bin maps of general_common.cuh.
+//
+// Shared f64 atomics (atom.shared.add.f64) on one address serialize: on
+// constant data a plain shared f64 histogram ran at 60 GB/s (H200 study). So a
+// warp whose 32 samples all fall into one slot sums its weights with five
+// shuffles and adds once (warp aggregation: 2061/2099/1691 GB/s of samples +
+// weights on uniform/constant/skewed data, 14-460x torch.bincount's global
+// atomics). The _x4 variant also keeps 4 copies of the histogram interleaved
+// by lane % 4, which spreads a warp's mixed slots over 4 addresses per slot
+// (the x4 layout alone: 2616 uniform, 2428 skewed, but 221 constant); with the
+// warp aggregation it should take the better of both (not yet measured).
+//
+// Blocks add their sums into per-call double accumulators in the workspace;
+// the last block (a ticket) adds them into the caller's sums and clears them.
+// Sums are exact to f64 rounding; their order of addition depends on the
+// hardware (histogram.hpp).
+//
+// Register spills, examined and kept (so the files that instantiate it,
+// gpu_weighted_shared.cu and the lab's gpu_weighted_shared_x4.cu, are built
+// without ptxas's -warn-spills, CMakeLists.txt). With 512 threads and no minimum of
+// blocks, ptxas (CUDA 13.0, sm_80 and sm_90) holds 10 to 13 of the 62 kernel
+// instantiations at 64 or 40 registers, 2 or 3 resident blocks per SM, by
+// spilling 4 to 12 bytes: one to three loop-invariant 32-bit values (halves
+// of the sample and weight base pointers), stored once before the
+// grid-stride loop and reloaded from L1 once per trip, beside the trip's
+// 16-byte sample load, its 16 to 128 bytes of weights and its 4 to 16 shared
+// f64 atomics (read in the SASS). Removing them costs more than they do:
+// __launch_bounds__(512, 1) spills nothing but takes 88 to 128 registers, one
+// block per SM; stepping pointers instead of an index, or the copy count as a
+// template argument, remove some spills but move other instantiations across
+// an occupancy step (40 -> 48 or 64 -> 78 registers), a change that only a
+// device run could justify.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/general_common.cuh"
+#include "levelhist/strategy.hpp"
+
+namespace levelhist::cuda_detail::weighted {
+
+using namespace cuda_detail::general;
+using cuda_detail::load_unaligned;
+using cuda_detail::stream_of;
+
+struct WeightedPolicy {
+  static constexpr int kThreads = 512;
+  static constexpr std::uint64_t kMinBytesPerBlock = 64 * 1024;  // of samples + weights
+};
+
+struct WeightedArgs {
+  const unsigned char* samples;
+  const unsigned char* weights;
+  std::uint64_t n;
+  double* accum;  // workspace: slot_count per-call sums
+  unsigned* ticket;
+  double* sums;  // the caller's sums
+  bool accumulate;
+  std::uint32_t slot_count;
+  std::uint32_t copies;  // 1 or 4 (power of two)
+};
+
+// K weights of type W starting at byte p: 16-byte (or 8-byte) loads when
+// `vector` (p aligned to them), else one unaligned load each.
+template <class W, int K>
+__device__ __forceinline__ void load_weights(const unsigned char* p, bool vector, W (&w)[K]) {
+  constexpr int kBytes = K * static_cast<int>(sizeof(W));
+  if (vector) {
+    unsigned words[kBytes / 4];
+    if constexpr (kBytes % 16 == 0) {
+#pragma unroll
+      for (int q = 0; q < kBytes / 16; ++q) {
+        const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p) + q);
+        words[4 * q] = v.x, words[4 * q + 1] = v.y, words[4 * q + 2] = v.z, words[4 * q + 3] = v.w;
+      }
+    } else {
+      static_assert(kBytes == 8, "weights of one 16-byte sample vector are 8 or a multiple of 16 bytes");
+      const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
+      words[0] = v.x, words[1] = v.y;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if constexpr (std::is_same_v<W, float>) w[k] = __uint_as_float(words[k]);
+      else w[k] = __hiloint2double(static_cast<int>(words[2 * k + 1]), static_cast<int>(words[2 * k]));
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) w[k] = load_unaligned<W>(p + k * sizeof(W));
+  }
+}
+
+template <class T, class W, class Map>
+__global__ void __launch_bounds__(WeightedPolicy::kThreads) weighted_kernel(WeightedArgs a, Map map) {
+  constexpr int K = kPerVector<T>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ bool is_last_block;
+  double* h = reinterpret_cast<double*>(smem);
+  const std::uint32_t copies = a.copies;
+  const std::uint32_t words = a.slot_count * copies;
+  for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0.0;
+  map.setup(smem + round_up(std::size_t{words} * 8, 16));
+  __syncthreads();
+  const std::uint32_t lane = threadIdx.x & 31, column = lane & (copies - 1);
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (reinterpret_cast<std::uintptr_t>(a.samples) % sizeof(T) == 0) {
+    const Split16 sp = split16<T>(a.samples, a.n);
+    const T* xs = reinterpret_cast<const T*>(a.samples);
+    if (blockIdx.x == 0) {  // head and tail: at most 2 x 15 samples
+      if (threadIdx.x < sp.head)
+        atomicAdd(h + map(xs[threadIdx.x]) * copies + column,
+                  static_cast<double>(load_unaligned<W>(a.weights + threadIdx.x * sizeof(W))));
+      if (sp.tail + threadIdx.x < a.n)
+        atomicAdd(h + map(xs[sp.tail + threadIdx.x]) * copies + column,
+                  static_cast<double>(load_unaligned<W>(a.weights + (sp.tail + threadIdx.x) * sizeof(W))));
+    }
+    const uint4* body = reinterpret_cast<const uint4*>(a.samples + sp.head * sizeof(T));
+    const unsigned char* wbody = a.weights + sp.head * sizeof(W);
+    constexpr std::size_t kWeightBytes = K * sizeof(W);
+    const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
+    // Warp-uniform trip count: the 32 lanes step together, so the warp can vote.
+    for (std::uint64_t base = thread - lane; base < sp.vectors; base += stride) {
+      const std::uint64_t i = base + lane;
+      const bool valid = i < sp.vectors;
+      T x[K];
+      W w[K];
+      if (valid) {
+        unpack(__ldcs(body + i), x);
+        load_weights<W, K>(wbody + i * kWeightBytes, vector_weights, w);
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        std::uint32_t s = valid ? map(x[k]) : 0;
+        const std::uint32_t s0 = __shfl_sync(kAll, s, 0);  // lane 0 is always valid
+        if (!valid) s = s0;
+        if (__all_sync(kAll, s == s0)) {  // one slot for the whole warp: sum, then one atomic
+          double v = valid ? static_cast<double>(w[k]) : 0.0;
+#pragma unroll
+          for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+          if (lane == 0) atomicAdd(h + s0 * copies, v);
+        } else if (valid) {
+          atomicAdd(h + s * copies + column, static_cast<double>(w[k]));
+        }
+      }
+    }
+  } else {  // samples not aligned to their size: one unaligned load each
+    for (std::uint64_t i = thread; i < a.n; i += stride)
+      atomicAdd(h + map(load_unaligned<T>(a.samples + i * sizeof(T))) * copies + column,
+                static_cast<double>(load_unaligned<W>(a.weights + i * sizeof(W))));
+  }
+  __syncthreads();
+
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
+    double v = 0.0;
+    for (std::uint32_t c = 0; c < copies; ++c) v += h[s * copies + c];
+    if (v != 0.0 || v != v) atomicAdd(a.accum + s, v);
+  }
+
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
+    const double v = __longlong_as_double(static_cast<long long>(
+        atomicExch(reinterpret_cast<unsigned long long*>(a.accum + s), 0ull)));
+    a.sums[s] = (a.accumulate ? a.sums[s] : 0.0) + v;
+  }
+  if (threadIdx.x == 0) *a.ticket = 0;
+}
+
+// ---- host side --------------------------------------------------------------------
+
+inline std::size_t tables_for(const Problem& p) {
+  return choose_map(p.type, *p.binning) == MapKind::cells ? kTableRegionBytes : 0;
+}
+
+template <std::uint32_t Copies>
+bool supports(const Problem& p, std::string* why_not) {
+  const char* name = Copies == 1 ? "gpu_weighted_shared" : "gpu_weighted_shared_x4";
+  auto no = [&](const std::string& why) {
+    if (why_not) *why_not = std::string(name) + ": " + why;
+    return false;
+  };
+  if (!p.weighted) return no("counts weighted histograms only (Problem::weighted)");
+  if (p.weight_type != SampleType::f32 && p.weight_type != SampleType::f64) return no("weights must be f32 or f64");
+  if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
+  const std::size_t need = round_up(p.binning->slots() * Copies * 8, 16) + tables_for(p);
+  if (need > max_shared_bytes())
+    return no(std::to_string(Copies) + " copies of " + std::to_string(p.binning->slots()) +
+              " double sums do not fit in shared memory");
+  return true;
+}
+
+inline std::size_t workspace_bytes(const Problem& p) { return round_up(p.binning->slots() * 8, 256) + 256; }
+
+template <class T, class W, class Map>
+void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
+  auto kernel = weighted_kernel<T, W, Map>;
+  allow_large_shared(kernel);
+  const std::size_t slot_count = a.binning->slots();
+  const std::size_t smem = round_up(slot_count * copies * 8, 16) + map.table_bytes();
+  const int resident = resident_blocks_with(kernel, WeightedPolicy::kThreads, smem);
+  const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
+  const std::uint64_t per_block = std::max<std::uint64_t>(WeightedPolicy::kMinBytesPerBlock, 16 * smem);
+  const std::uint64_t blocks = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1, resident);
+  auto* ws = static_cast<unsigned char*>(a.workspace);
+  WeightedArgs args{};
+  args.samples = static_cast<const unsigned char*>(a.samples);
+  args.weights = static_cast<const unsigned char*>(a.weights);
+  args.n = a.n;
+  args.accum = reinterpret_cast<double*>(ws);
+  args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 8, 256));
+  args.sums = a.weight_sums;
+  args.accumulate = a.accumulate;
+  args.slot_count = static_cast<std::uint32_t>(slot_count);
+  args.copies = copies;
+  kernel<<<static_cast<unsigned>(blocks), WeightedPolicy::kThreads, smem, stream_of(a)>>>(args, map);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+template <std::uint32_t Copies>
+void run(const RunArgs& a) {
+  const MapKind kind = choose_map(a.type, *a.binning);
+  visit_sample_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    with_map<T>(a, kind, [&](const auto& map) {
+      if (a.weight_type == SampleType::f64) launch<T, double>(a, map, Copies);
+      else launch<T, float>(a, map, Copies);
+    });
+  });
+}
+
+inline std::vector<std::uint64_t> boundaries(const Problem& p) {
+  const std::uint64_t per_vector = 16 / sample_size(p.type);
+  const std::uint64_t tile = per_vector * WeightedPolicy::kThreads;
+  return {per_vector - 1, per_vector, per_vector + 1, 32 * per_vector + 1, tile, 2 * tile + 3,
+          WeightedPolicy::kMinBytesPerBlock / (sample_size(p.type) + sample_size(p.weight_type))};
+}
+
+
+// A Strategy of this kernel with `Copies` interleaved copies of the histogram.
+template <std::uint32_t Copies>
+constexpr Strategy make_strategy(const char* name, const char* summary, const char* source) {
+  return Strategy{name,
+                  Backend::cuda,
+                  summary,
+                  source,
+                  supports<Copies>,
+                  workspace_bytes,
+                  run<Copies>,
+                  boundaries,
+                  kCapabilityWeights,
+                  prepared_tables_bytes,
+                  prepare_tables};
+}
+
+}  // namespace levelhist::cuda_detail::weighted

@@ -1,0 +1,167 @@
+// `levelhist count --range auto` reads its input twice (a pass for the range,
+// one to count). Every way of giving the same bytes — a file argument, standard
+// input redirected from a file (with no operand or as `-`, also at an offset
+// other than 0), a pipe — must give the same output, and that output must match
+// a histogram computed here from the values.
+#include <random>
+
+#include "cli_test_support.hpp"
+
+namespace cli_test {
+namespace {
+
+class CliStdin : public CliTest {
+ protected:
+  // The ways of feeding `bytes` (also in file `f`) to `count ARGS [operand]`.
+  // Each returns stdout; the caller compares them.
+  std::vector<std::pair<std::string, std::string>> every_way(const std::vector<std::string>& args, const std::string& f,
+                                                             const std::string& bytes) {
+    std::vector<std::pair<std::string, std::string>> outs;
+    auto with = [&](std::vector<std::string> a, const std::string& operand) {
+      if (!operand.empty()) a.push_back(operand);
+      return a;
+    };
+    outs.emplace_back("file argument", ok(with(args, f)).out);
+    RunSpec redirect;
+    redirect.stdin_file = f;
+    outs.emplace_back("< FILE", ok(with(args, ""), redirect).out);
+    outs.emplace_back("- < FILE", ok(with(args, "-"), redirect).out);
+    RunSpec pipe;
+    pipe.stdin_data = bytes;
+    outs.emplace_back("a pipe", ok(with(args, ""), pipe).out);
+    outs.emplace_back("- from a pipe", ok(with(args, "-"), pipe).out);
+    return outs;
+  }
+};
+
+// f32 values with NaN and infinities (left out of the range, counted apart).
+std::vector<float> float_values() {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal(3.0f, 2.0f);
+  std::vector<float> v(5000);
+  for (float& x : v) x = normal(rng);
+  v[10] = std::numeric_limits<float>::quiet_NaN();
+  v[20] = std::numeric_limits<float>::infinity();
+  v[30] = -std::numeric_limits<float>::infinity();
+  return v;
+}
+
+TEST_F(CliStdin, RangeAutoGivesTheSameHistogramFromFilesRedirectionsAndPipes) {
+  const std::vector<float> v = float_values();
+  const std::string bytes = bytes_of(v);
+  const std::string f = file("v.f32", bytes);
+  // The range the first pass must find, computed here.
+  double lo = INFINITY, hi = -INFINITY;
+  for (float x : v)
+    if (std::isfinite(x)) lo = std::min(lo, double{x}), hi = std::max(hi, double{x});
+  for (const std::string format : {"csv", "table"}) {
+    const auto outs = every_way({"count", "--type", "f32", "--bins", "7", "--range", "auto", "--format", format}, f, bytes);
+    for (const auto& [way, out] : outs) EXPECT_EQ(out, outs.front().second) << format << " through " << way;
+    if (format != "csv") continue;
+    const CsvHistogram h = parse_csv(outs.front().second);
+    ASSERT_EQ(h.edges.size(), 8u);
+    EXPECT_EQ(h.edges.front(), lo);
+    EXPECT_EQ(h.edges.back(), hi);
+    EXPECT_EQ(h.counts, reference(as_doubles(v), h.edges, true).counts);
+  }
+  // The JSON totals (csv has none): nothing lost on the second pass.
+  RunSpec redirect;
+  redirect.stdin_file = f;
+  const Json j = parse_json(ok({"count", "--type", "f32", "--bins", "7", "--range", "auto", "--format", "json"}, redirect).out);
+  EXPECT_EQ(j["total"].u64(), v.size());
+  EXPECT_EQ(j["nan"].u64(), 1u);
+  EXPECT_EQ(j["underflow"].u64(), 1u);
+  EXPECT_EQ(j["overflow"].u64(), 1u);
+}
+
+TEST_F(CliStdin, RangeAutoPerValueBinsOfAnIntegerType) {
+  const std::vector<std::int16_t> v = {-7, 3, 3, 250, -7, 0, 12, 250, 250, 1};
+  const std::string bytes = bytes_of(v);
+  const std::string f = file("v.i16", bytes);
+  const auto outs = every_way({"count", "--type", "i16", "--range", "auto", "--format", "csv"}, f, bytes);
+  for (const auto& [way, out] : outs) EXPECT_EQ(out, outs.front().second) << way;
+  std::vector<double> edges;
+  for (int e = -7; e <= 251; ++e) edges.push_back(e);  // one bin per value, [min, max + 1)
+  const CsvHistogram h = parse_csv(outs.front().second);
+  EXPECT_EQ(h.edges, edges);
+  EXPECT_EQ(h.counts, reference(as_doubles(v), edges, false).counts);
+}
+
+TEST_F(CliStdin, RangeAutoWithChannels) {
+  // RGB pixels: the range is taken over every active channel together.
+  std::vector<std::uint8_t> px;
+  for (int i = 0; i < 300; ++i) px.insert(px.end(), {std::uint8_t(20 + i % 50), std::uint8_t(40 + i % 7), std::uint8_t(90 + i % 3)});
+  const std::string bytes = bytes_of(px);
+  const std::string f = file("px.rgb", bytes);
+  const auto outs = every_way({"count", "--channels", "3", "--range", "auto", "--format", "csv"}, f, bytes);
+  for (const auto& [way, out] : outs) EXPECT_EQ(out, outs.front().second) << way;
+  std::vector<double> edges;
+  for (int e = 20; e <= 93; ++e) edges.push_back(e);  // min 20 (red), max 92 (blue)
+  const std::vector<std::string> lines = lines_of(outs.front().second);
+  ASSERT_EQ(lines.size(), 1 + 3 * (edges.size() - 1));
+  for (unsigned c = 0; c < 3; ++c) {
+    std::vector<double> channel;
+    for (std::size_t i = c; i < px.size(); i += 3) channel.push_back(px[i]);
+    const std::vector<std::uint64_t> want = reference(channel, edges, false).counts;
+    for (std::size_t b = 0; b < want.size(); ++b) {
+      const std::vector<std::string> f5 = split(lines[1 + c * want.size() + b]);
+      ASSERT_EQ(f5.size(), 5u);
+      EXPECT_EQ(f5[0], std::to_string(c));
+      EXPECT_EQ(std::stoull(f5[4]), want[b]) << "channel " << c << " bin " << b;
+    }
+  }
+}
+
+TEST_F(CliStdin, RangeAutoPerFileWithStandardInputAmongFiles) {
+  // Two inputs: a file, and standard input (redirected or piped) for the second.
+  const std::vector<float> v = float_values();
+  const std::vector<float> a(v.begin(), v.begin() + 2000), b(v.begin() + 2000, v.end());
+  const std::string fa = file("a.f32", bytes_of(a)), fb = file("b.f32", bytes_of(b));
+  const std::vector<std::string> args = {"count", "--type", "f32", "--bins", "5", "--range", "auto", "--per-file",
+                                         "--format", "json", fa};
+  auto with = [&](const std::string& second) {
+    std::vector<std::string> x = args;
+    x.push_back(second);
+    return x;
+  };
+  const Json files = parse_json(ok(with(fb)).out);
+  RunSpec redirect;
+  redirect.stdin_file = fb;
+  RunSpec pipe;
+  pipe.stdin_data = bytes_of(b);
+  for (const RunSpec& spec : {redirect, pipe}) {
+    const Json j = parse_json(ok(with("-"), spec).out);
+    EXPECT_EQ(doubles(j["edges"]), doubles(files["edges"]));
+    EXPECT_EQ(u64s(j["counts"]), u64s(files["counts"]));
+    ASSERT_EQ(j["per_file"].array().size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(u64s(j["per_file"].array()[k]["counts"]), u64s(files["per_file"].array()[k]["counts"])) << k;
+      EXPECT_EQ(j["per_file"].array()[k]["total"].u64(), k ? b.size() : a.size());
+    }
+  }
+  // The expectation computed here, per file, over the edges of both together.
+  const std::vector<double> edges = doubles(files["edges"]);
+  EXPECT_EQ(u64s(files["per_file"].array()[0]["counts"]), reference(as_doubles(a), edges, true).counts);
+  EXPECT_EQ(u64s(files["per_file"].array()[1]["counts"]), reference(as_doubles(b), edges, true).counts);
+}
+
+TEST_F(CliStdin, RedirectedStandardInputIsReadFromItsOffsetOnBothPasses) {
+  // `{ head -c 8 >/dev/null; levelhist count --range auto; } < f`: what is left.
+  const std::vector<std::uint32_t> v = {1000000, 7, 9, 12, 7, 30, 9};
+  const std::string f = file("v.u32", bytes_of(v));
+  const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::lseek(fd, 8, SEEK_SET), 8);  // past 1000000 and the first 7
+  RunSpec spec;
+  spec.stdin_fd = fd;
+  const std::string out = ok({"count", "--type", "u32", "--range", "auto", "--format", "csv"}, spec).out;
+  ::close(fd);
+  std::vector<double> edges;
+  for (int e = 7; e <= 31; ++e) edges.push_back(e);
+  const CsvHistogram h = parse_csv(out);
+  EXPECT_EQ(h.edges, edges);
+  EXPECT_EQ(h.counts, reference({9, 12, 7, 30, 9}, edges, false).counts);
+}
+
+}  // namespace
+}  // namespace cli_test
