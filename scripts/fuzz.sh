@@ -9,10 +9,9 @@
 # fuzz/corpus/TARGET (never modified here) and keeps what libFuzzer finds
 # between runs; P targets run at the same time (default 1). Prints one line per
 # target (runs, coverage, corpus, peak memory, crashes: 0 or the file of the
-# crashing input)
-# and exits 1 when any target found something. Installs clang and libFuzzer
-# (Debian's clang-14, libclang-rt-14-dev) when missing; the normal build does
-# not need them. See docs/FUZZING.md.
+# crashing input) and exits 1 when any target found something. Installs clang
+# and libFuzzer (Debian's clang-14, libclang-rt-14-dev) when missing; the
+# normal build does not need them. See docs/FUZZING.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
