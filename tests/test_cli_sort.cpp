@@ -147,5 +147,17 @@ TEST_F(CliSort, SparseErrors) {
     fails(1, {"count", "--type", "u32", "--sparse", "--backend", "cuda", f});
 }
 
+// --sparse draws no plot: --plot with it is refused, not ignored with exit 0
+// and no plot written (found by fuzz_count).
+TEST_F(CliSort, SparseRefusesPlot) {
+  const std::string f = file("k", std::string(16, '\1'));
+  for (const char* name : {"plot.svg", "plot.png", "plot.txt"}) {
+    const std::string plot = path(name);
+    const Result r = fails(2, {"count", "--type", "u32", "--sparse", "--plot", plot, f});
+    EXPECT_NE(r.err.find("--plot cannot be combined with --sparse"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(plot));
+  }
+}
+
 }  // namespace
 }  // namespace cli_test

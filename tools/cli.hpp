@@ -38,6 +38,8 @@ struct RunOptions {
 };
 // The options every counting command accepts.
 std::vector<OptionSpec> run_option_specs();
+// Everything `count` accepts: run_option_specs() and count's own.
+std::vector<OptionSpec> count_option_specs();
 // Usage checks first (unknown format, backend or strategy; a strategy on the
 // wrong backend), then values (--threads), then whether the backend can run
 // here. Throws the matching error.

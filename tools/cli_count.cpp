@@ -536,7 +536,7 @@ int count_sparse(const ParsedArgs& p) {
     usage_error("unknown key type " + quote(*t), "use --type u32, i32, u64 or i64 with --sparse");
   }
   for (const char* option : {"--bins", "--range", "--edges", "--numpy", "--channels", "--active", "--weights",
-                             "--weight-type", "--per-file", "--strategy"})
+                             "--weight-type", "--per-file", "--strategy", kPlotOption})
     if (p.has(option))
       usage_error(std::string(option) + " cannot be combined with --sparse",
                   "drop " + std::string(option) + ": --sparse gives one (value, count) pair per value that occurs");
@@ -560,7 +560,7 @@ int count_sparse(const ParsedArgs& p) {
 
 }  // namespace
 
-int run_count(const std::vector<std::string>& args) {
+std::vector<OptionSpec> count_option_specs() {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.insert(specs.end(), {{"--type", true},
                              {"--bins", true},
@@ -574,7 +574,11 @@ int run_count(const std::vector<std::string>& args) {
                              {"--weight-type", true},
                              {kPlotOption, true},
                              {"--sparse", false}});
-  ParsedArgs p = parse_args("count", args, specs);
+  return specs;
+}
+
+int run_count(const std::vector<std::string>& args) {
+  ParsedArgs p = parse_args("count", args, count_option_specs());
   if (p.help) {
     write_stdout(kCountHelp);
     return 0;
