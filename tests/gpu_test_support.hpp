@@ -90,7 +90,10 @@ inline std::vector<const Strategy*> cuda_strategies() {
   const std::string filter = only ? "," + std::string(only) + "," : "";
   for (const Strategy* s : all_strategies()) {
     if (s->backend != Backend::cuda) continue;
-    if (!filter.empty() && filter.find("," + std::string(s->name) + ",") == std::string::npos) continue;
+    // (Appended, not "," + name + ",": GCC 12 warns falsely about that form at -O3.)
+    std::string item(",");
+    item.append(s->name).append(",");
+    if (!filter.empty() && filter.find(item) == std::string::npos) continue;
     out.push_back(s);
   }
   return out;

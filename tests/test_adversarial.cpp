@@ -8,9 +8,11 @@
 //  * images of 0 x 0, 1 x 10000 and 10000 x 1 pixels with a padded pitch, through
 //    a plan (plain one-channel frames for every strategy, three-channel pixels
 //    for the strategies with kCapabilityPixels).
-// Adversarial.* runs the CPU strategies (one test per sample type, so ctest
-// runs them side by side); GpuAdversarial.* the CUDA ones, which skip without
-// a GPU. Sizes are small: the point is the shapes, not the volume.
+// AdversarialStrategies.*, AdversarialImages.* run the CPU strategies (one test
+// per sample type, so ctest runs them side by side); GpuAdversarial.* the CUDA
+// ones (the weighted strategies summing weights of 1, which must give the
+// counts), and skip without a GPU. Sizes are small: the point is the shapes,
+// not the volume.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -279,17 +281,45 @@ TEST(AdversarialImages, EveryCpuStrategyOnImageShapesWithAPaddedPitch) {
 
 constexpr std::uint64_t kGpuSamples = 100003;  // several blocks' worth, and a ragged tail
 
+// The weighted strategies sum weights of 1.0: the sums must be the counts, exactly.
+void check_unit_weights(const Strategy& s, SampleType type, const void* d_samples, const void* d_ones,
+                        std::uint64_t n, const Binning& b, const std::vector<std::uint64_t>& reference,
+                        const std::string& where) {
+  try {
+    const std::size_t ws = cuda::workspace_bytes_weighted(type, n, SampleType::f64, b, &s);
+    DeviceBytes workspace(std::max<std::size_t>(ws, 1)), sums(b.slots() * 8);
+    LEVELHIST_TEST_CUDA(cudaMemset(workspace.get(), 0, workspace.size()));
+    cuda::histogram_weighted(workspace.get(), ws, d_samples, n, type, d_ones, SampleType::f64, b,
+                             reinterpret_cast<double*>(sums.get()), false, nullptr, &s);
+    std::vector<double> got(b.slots());
+    LEVELHIST_TEST_CUDA(cudaMemcpy(got.data(), sums.get(), got.size() * 8, cudaMemcpyDeviceToHost));
+    std::vector<std::uint64_t> as_counts(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) as_counts[i] = static_cast<std::uint64_t>(got[i]);
+    EXPECT_TRUE(slots_equal(reference, as_counts, b)) << s.name << " summing weights of 1, " << where;
+  } catch (const Error& e) {
+    ADD_FAILURE() << s.name << " summing weights of 1, " << where << ": threw " << e.what();
+  }
+}
+
 TEST(GpuAdversarial, EveryCudaStrategyOnEveryShapeAndBinCount) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const auto strategies = cuda_strategies();
   GpuHarness harness;
-  std::size_t offset = 0;
+  const std::vector<double> ones(kGpuSamples, 1.0);
+  DeviceBytes d_ones(kGpuSamples * 8);
+  LEVELHIST_TEST_CUDA(cudaMemcpy(d_ones.get(), ones.data(), d_ones.size(), cudaMemcpyHostToDevice));
+  std::size_t offset = 0, weighted_runs = 0;
   for (SampleType type : kAllSampleTypes) {
     for (const NamedBinning& nb : adversarial_binnings(type)) {
-      std::vector<const Strategy*> runners;
-      for (const Strategy* s : strategies)
+      std::vector<const Strategy*> runners, summers;
+      Problem weighted{type, &nb.binning, kGpuSamples};
+      weighted.weighted = true;
+      weighted.weight_type = SampleType::f64;
+      for (const Strategy* s : strategies) {
         if (strategy_accepts(*s, Problem{type, &nb.binning, kGpuSamples})) runners.push_back(s);
-      if (runners.empty()) continue;
+        if (strategy_accepts(*s, weighted)) summers.push_back(s);
+      }
+      if (runners.empty() && summers.empty()) continue;
       for (Dist dist : kAdversarialDists) {
         const GenSpec g{type, dist, kGpuSamples, seed_for("gpu adversarial " + nb.name, static_cast<unsigned>(dist)),
                         window_around(nb.binning, type), &nb.binning};
@@ -297,12 +327,16 @@ TEST(GpuAdversarial, EveryCudaStrategyOnEveryShapeAndBinCount) {
         const auto reference = reference_slots(type, data.data(), g.n, nb.binning);
         offset = (offset + 3) % 16;
         const void* d = harness.upload(data, offset);
-        for (const Strategy* s : runners)
-          harness.check_fresh(*s, type, d, g.n, nb.binning, reference,
-                              nb.name + ", " + describe(g) + ", pointer offset " + std::to_string(offset));
+        const std::string where = nb.name + ", " + describe(g) + ", pointer offset " + std::to_string(offset);
+        for (const Strategy* s : runners) harness.check_fresh(*s, type, d, g.n, nb.binning, reference, where);
+        for (const Strategy* s : summers) {
+          check_unit_weights(*s, type, d, d_ones.get(), g.n, nb.binning, reference, where);
+          ++weighted_runs;
+        }
       }
     }
   }
+  EXPECT_GT(weighted_runs, 0u) << "no weighted strategy took any of the problems";
 }
 
 // Device images at an odd offset in an allocation that ends at the image's

@@ -81,8 +81,9 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
               void* d_workspace, std::size_t workspace_bytes, void* stream);
 // Host memory in, host slots out (added to).
 void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out);
-// Frees the host path's staging buffers and stream of `device` (they are made
-// again by the next call that needs them). Waits for a call in progress.
+// Frees the host path's staging buffers of `device` (256 MiB of pinned and
+// device memory with weights; made again by the next call that needs them).
+// Waits for a call in progress.
 void release_host_path_staging(int device);
 // Test hook (tests/test_gpu_faults.cpp): the `pieces`-th piece the CUDA device
 // path counts from now on, in any plan, fails the way a kernel launch can
