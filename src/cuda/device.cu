@@ -80,9 +80,9 @@ void* device_alloc(std::size_t bytes, const char* what) {
   std::string where = "CUDA device";
   if (cudaGetDevice(&device) == cudaSuccess) where += " " + std::to_string(device);
   if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
-    where += ", which has " + byte_text(free_bytes) + " free of " + byte_text(total_bytes);
+    where += " (" + byte_text(free_bytes) + " free of " + byte_text(total_bytes) + ")";
   cudaGetLastError();
-  throw Error(ErrorKind::resource, std::string("out of device memory: ") + what + " needs " + byte_text(bytes) + " on " + where,
+  throw Error(ErrorKind::resource, std::string("out of device memory: ") + what + ", " + byte_text(bytes) + ", on " + where,
               "free device memory (other allocations or programs on this GPU), or count smaller pieces",
               ErrorSubject::device);
 }
@@ -93,7 +93,7 @@ void* pinned_alloc(std::size_t bytes, const char* what) {
   if (status == cudaSuccess) return p;
   if (status != cudaErrorMemoryAllocation) throw_cuda_error(status, "cudaMallocHost", __FILE__, __LINE__);
   cudaGetLastError();
-  throw Error(ErrorKind::resource, std::string("out of pinned host memory: ") + what + " needs " + byte_text(bytes),
+  throw Error(ErrorKind::resource, std::string("out of pinned host memory: ") + what + ", " + byte_text(bytes),
               "free host memory, or pass device memory (Plan::run) instead of host memory", ErrorSubject::memory);
 }
 
