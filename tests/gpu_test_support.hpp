@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "levelhist/cuda.hpp"
@@ -51,6 +52,16 @@ class DeviceBytes {
   explicit DeviceBytes(std::size_t bytes) { resize(bytes); }
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
+  DeviceBytes(DeviceBytes&& other) noexcept
+      : ptr_(std::exchange(other.ptr_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  DeviceBytes& operator=(DeviceBytes&& other) noexcept {
+    if (this != &other) {
+      release();
+      ptr_ = std::exchange(other.ptr_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
   ~DeviceBytes() { release(); }
   // Reallocates (contents lost) to exactly `bytes`.
   void resize(std::size_t bytes) {
@@ -79,7 +90,10 @@ inline std::vector<const Strategy*> cuda_strategies() {
   const std::string filter = only ? "," + std::string(only) + "," : "";
   for (const Strategy* s : all_strategies()) {
     if (s->backend != Backend::cuda) continue;
-    if (!filter.empty() && filter.find("," + std::string(s->name) + ",") == std::string::npos) continue;
+    // (Appended, not "," + name + ",": GCC 12 warns falsely about that form at -O3.)
+    std::string item(",");
+    item.append(s->name).append(",");
+    if (!filter.empty() && filter.find(item) == std::string::npos) continue;
     out.push_back(s);
   }
   return out;

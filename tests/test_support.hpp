@@ -94,11 +94,27 @@ enum class Dist : std::uint8_t {
   geometric,       // window.lo + a geometric (integers) / exponential (floats) variate: heavy skew to the low end
   on_edges,        // values on the binning's edges and next to them, plus the type's extremes, plus uniform
   specials,        // floats only: NaN (several payloads), +-inf, +-max, subnormals, -0, edges, uniform
+  // The adversarial shapes (kAdversarialDists): a separate axis, so the suites
+  // that loop over kAllDists keep their run time. "Bins" are the binning's
+  // (GenSpec::binning), or 256 equal parts of the window without one.
+  zipf,            // bins by Zipf's law (rank r with probability ~ 1/r^1.1), the ranks scattered over the bins
+  power_law,       // bins with probability ~ 1/(i+1)^2 in bin order: the low bins hot, their neighbours warm
+  hot_bin,         // one random bin for all but about 1 in 1000 samples, which are uniform over the window
+  sawtooth,        // ramps over the whole window, 4099 samples long, again and again
+  strided,         // every 32nd value (integers) or bin (floats): one shared-memory bank, cycled
+  sorted_runs,     // uniform over the window, sorted in runs of 1..8192 samples: long runs of one value
+  every_edge,      // just below, on and just above every edge e_0..e_k in turn (evenly spread when n < 3(k+1))
 };
 
 inline constexpr Dist kAllDists[] = {Dist::uniform_full, Dist::uniform_window, Dist::zeros,    Dist::one_value,
                                      Dist::distinct2,    Dist::distinct4,      Dist::distinct16, Dist::ramp,
                                      Dist::geometric,    Dist::on_edges,       Dist::specials};
+
+// The adversarial shapes: skew over the bins, one hot bin, periodic and
+// strided patterns, sorted data, every edge. Tested against every strategy by
+// test_adversarial.cpp with the bin counts of adversarial_binnings().
+inline constexpr Dist kAdversarialDists[] = {Dist::zipf,     Dist::power_law,   Dist::hot_bin,   Dist::sawtooth,
+                                             Dist::strided,  Dist::sorted_runs, Dist::every_edge};
 
 inline std::string_view to_string(Dist d) {
   switch (d) {
@@ -113,6 +129,13 @@ inline std::string_view to_string(Dist d) {
     case Dist::geometric: return "geometric";
     case Dist::on_edges: return "on_edges";
     case Dist::specials: return "specials";
+    case Dist::zipf: return "zipf";
+    case Dist::power_law: return "power_law";
+    case Dist::hot_bin: return "hot_bin";
+    case Dist::sawtooth: return "sawtooth";
+    case Dist::strided: return "strided";
+    case Dist::sorted_runs: return "sorted_runs";
+    case Dist::every_edge: return "every_edge";
   }
   return "?";
 }
@@ -280,6 +303,40 @@ T nan_variant(std::mt19937_64& rng) {
   }
 }
 
+// ---- the adversarial shapes' bins ----
+
+// Bins the adversarial shapes spread over: the binning's, or 256 equal parts of the window.
+inline std::uint64_t shape_bins(const Binning* b) { return b ? b->bins() : 256; }
+
+// Edge i (0..shape_bins) of those bins.
+inline double shape_edge(const Binning* b, Window w, std::uint64_t i) {
+  if (b) return b->edge(i);
+  return i >= 256 ? w.hi : w.lo + (w.hi - w.lo) * static_cast<double>(i) / 256.0;
+}
+
+// A value of T in bin i: the bin's middle for floats, its lower edge rounded up
+// for integers. A bin narrower than T's resolution gets the nearest value T has
+// (which may lie in a neighbouring bin: still the same skew).
+template <class T>
+T value_in_bin(const Binning* b, Window w, std::uint64_t i) {
+  const double lo = shape_edge(b, w, i), hi = shape_edge(b, w, i + 1);
+  if constexpr (std::is_integral_v<T>) {
+    return clamp_to<T>(std::ceil(lo));
+  } else {
+    const double mid = std::isfinite(hi - lo) ? lo + (hi - lo) / 2 : lo / 2 + hi / 2;
+    return clamp_to<T>(mid);
+  }
+}
+
+// A rank in [1, k] with probability ~ 1/r^s (s > 1): the inverse of the
+// continuous power law on [1, k + 1), rounded down.
+inline std::uint64_t power_law_rank(std::mt19937_64& rng, std::uint64_t k, double s) {
+  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  const double top = std::pow(static_cast<double>(k) + 1.0, 1.0 - s);
+  const double x = std::pow(1.0 - u * (1.0 - top), 1.0 / (1.0 - s));
+  return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(x), 1, k);
+}
+
 template <class T>
 std::vector<T> generate_typed(const GenSpec& g) {
   std::mt19937_64 rng(g.seed);
@@ -357,6 +414,77 @@ std::vector<T> generate_typed(const GenSpec& g) {
         }
       }
       break;
+    case Dist::zipf: {
+      // Rank r goes to bin (first + (r - 1) * 1000003) mod k: a bijection (the
+      // multiplier is a prime that divides no bin count used), so the hot bins
+      // are scattered, not neighbours.
+      const std::uint64_t k = shape_bins(g.binning), first = rng() % k;
+      for (auto& x : out) {
+        const std::uint64_t r = power_law_rank(rng, k, 1.1);
+        x = value_in_bin<T>(g.binning, w, (first + (r - 1) % k * (1000003 % k)) % k);
+      }
+      break;
+    }
+    case Dist::power_law: {
+      const std::uint64_t k = shape_bins(g.binning);
+      for (auto& x : out) x = value_in_bin<T>(g.binning, w, power_law_rank(rng, k, 2.0) - 1);
+      break;
+    }
+    case Dist::hot_bin: {
+      const T hot = value_in_bin<T>(g.binning, w, rng() % shape_bins(g.binning));
+      for (auto& x : out) x = rng() % 1000 == 0 ? uniform_in<T>(rng, w) : hot;
+      break;
+    }
+    case Dist::sawtooth: {
+      constexpr std::uint64_t kTooth = 4099;  // prime: no tooth lines up with a warp, block or vector
+      for (std::uint64_t i = 0; i < g.n; ++i) {
+        const double f = static_cast<double>(i % kTooth) / static_cast<double>(kTooth - 1);
+        out[i] = clamp_to<T>(std::isfinite(w.hi - w.lo) ? w.lo + (w.hi - w.lo) * f : w.lo * (1 - f) + w.hi * f);
+      }
+      break;
+    }
+    case Dist::strided: {
+      // Every 32nd value: 32 counters apart is the same bank of 32 four-byte
+      // banks, the pattern a shared-memory histogram serializes on.
+      constexpr std::uint64_t kStride = 32;
+      if constexpr (std::is_integral_v<T>) {
+        const auto values = static_cast<unsigned __int128>(static_cast<long long>(w.hi) - static_cast<long long>(w.lo)) + 1;
+        for (std::uint64_t i = 0; i < g.n; ++i)
+          out[i] = static_cast<T>(static_cast<long long>(w.lo) +
+                                  static_cast<long long>(static_cast<unsigned __int128>(i) * kStride % values));
+      } else {
+        const std::uint64_t k = shape_bins(g.binning);
+        for (std::uint64_t i = 0; i < g.n; ++i) out[i] = value_in_bin<T>(g.binning, w, i * kStride % k);
+      }
+      break;
+    }
+    case Dist::sorted_runs:
+      for (std::uint64_t at = 0; at < g.n;) {
+        const std::uint64_t run = std::min<std::uint64_t>(g.n - at, 1 + rng() % 8192);
+        for (std::uint64_t i = at; i < at + run; ++i) out[i] = uniform_in<T>(rng, w);
+        std::sort(out.begin() + static_cast<std::ptrdiff_t>(at), out.begin() + static_cast<std::ptrdiff_t>(at + run));
+        at += run;
+      }
+      break;
+    case Dist::every_edge: {
+      // Sample i: neighbour i % 3 of edge j, the edges visited in order (and
+      // spread evenly over 0..k when there are more edges than n / 3).
+      const std::uint64_t edges = shape_bins(g.binning) + 1, visits = std::max<std::uint64_t>(1, (g.n + 2) / 3);
+      for (std::uint64_t i = 0; i < g.n; ++i) {
+        const std::uint64_t v = i / 3;
+        const std::uint64_t j = edges <= visits ? v % edges
+                                                : static_cast<std::uint64_t>(static_cast<unsigned __int128>(v) * edges / visits);
+        const double e = shape_edge(g.binning, w, j);
+        if constexpr (std::is_integral_v<T>) {
+          out[i] = clamp_to<T>(std::ceil(e) + static_cast<double>(i % 3) - 1.0);
+        } else {
+          const T t = clamp_to<T>(e);
+          const T inf = std::numeric_limits<T>::infinity();
+          out[i] = i % 3 == 0 ? std::nextafter(t, -inf) : i % 3 == 1 ? t : std::nextafter(t, inf);
+        }
+      }
+      break;
+    }
   }
   return out;
 }
@@ -437,6 +565,31 @@ inline std::vector<NamedBinning> standard_binnings(SampleType type) {
     // numpy's edges for float32 samples (EdgeRounding).
     out.push_back({"ten_bins_float32_edges", Binning::even(10, 0.0, 1.0, true, EdgeRounding::f32)});
     out.push_back({"even1000_edges_in_float32", Binning::even(1000, -0.3, 0.7, false, EdgeRounding::f32_arithmetic)});
+  }
+  return out;
+}
+
+// The bin counts of the adversarial axis: 1, 33, 2048, 16384 and 2,000,003
+// even bins over most of the type's range (so some samples fall below and
+// above; for 8-bit types many bins are narrower than one value), and 33, 2048
+// and 16384 uneven explicit edges (quadratic spacing: narrow bins low, wide
+// ones high) over all of it.
+inline std::vector<NamedBinning> adversarial_binnings(SampleType type) {
+  const Window f = is_integer(type) ? full_window(type) : Window{-1000.0, 1000.0};
+  const double width = f.hi - f.lo + (is_integer(type) ? 1.0 : 0.0);
+  const double lower = is_integer(type) ? f.lo + std::floor(width / 16) : -3.5;
+  const double upper = is_integer(type) ? f.hi + 1 - std::floor(width / 16) : 1000.25;
+  std::vector<NamedBinning> out;
+  for (std::uint64_t k : {std::uint64_t{1}, std::uint64_t{33}, std::uint64_t{2048}, std::uint64_t{16384},
+                          std::uint64_t{2000003}})
+    out.push_back({"even" + std::to_string(k), Binning::even(k, lower, upper)});
+  for (std::uint64_t k : {std::uint64_t{33}, std::uint64_t{2048}, std::uint64_t{16384}}) {
+    std::vector<double> edges(k + 1);
+    for (std::uint64_t i = 0; i <= k; ++i) {
+      const double t = static_cast<double>(i) / static_cast<double>(k);
+      edges[i] = f.lo + width * t * t;
+    }
+    out.push_back({"edges" + std::to_string(k), Binning::explicit_edges(edges)});
   }
   return out;
 }

@@ -1,17 +1,20 @@
 #include "input.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "args.hpp"
@@ -59,6 +62,79 @@ std::string open_fix(int err) {
   if (err == EACCES || err == EPERM) return "check the file's permissions";
   return "check the path and the file";
 }
+
+// ---- a mapped file that shrinks while it is read -----------------------------------
+//
+// Reading a mapped page past the end of the file raises SIGBUS: the file was
+// truncated while levelhist read it (or the storage under it failed). Any
+// thread that reads the window may take it: levelhist::fill spreads a call
+// over several, the CUDA host path copies with several. The handler turns the
+// fault into data: it maps zero pages over the rest of the window, notes the
+// loss and returns, so the faulting load runs again and reads zeros (mmap is
+// a plain system call on Linux, safe here though POSIX does not list it).
+// scan_mapped then throws an input error, so the command writes nothing. A
+// SIGBUS outside the window goes to the handler that was there before, or
+// takes its default action.
+
+std::atomic<std::uintptr_t> g_window_begin{0};  // the window being read: [begin, end)
+std::atomic<std::uintptr_t> g_window_end{0};
+std::atomic<bool> g_window_lost{false};  // part of it was replaced by zeros
+std::uintptr_t g_page_bytes = 4096;
+struct sigaction g_previous_sigbus {};
+
+extern "C" void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  const std::uintptr_t begin = g_window_begin.load(), end = g_window_end.load();
+  if (info->si_code > 0 && addr >= begin && addr < end) {
+    const std::uintptr_t page = addr & ~(g_page_bytes - 1);
+    void* zeros = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                         -1, 0);
+    if (zeros != MAP_FAILED) {
+      g_window_lost.store(true);
+      return;
+    }
+  }
+  if ((g_previous_sigbus.sa_flags & SA_SIGINFO) && g_previous_sigbus.sa_sigaction) {
+    g_previous_sigbus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (!(g_previous_sigbus.sa_flags & SA_SIGINFO) && g_previous_sigbus.sa_handler != SIG_DFL &&
+      g_previous_sigbus.sa_handler != SIG_IGN) {
+    g_previous_sigbus.sa_handler(sig);
+    return;
+  }
+  // The default action: returning re-runs the faulting load, which now kills
+  // the process; a SIGBUS sent by another process is raised again.
+  ::signal(SIGBUS, SIG_DFL);
+  if (info->si_code <= 0) ::raise(sig);
+}
+
+void install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_page_bytes = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  });
+}
+
+// The window [begin, begin + bytes) is being read for the scope's duration.
+struct WatchedWindow {
+  WatchedWindow(const void* begin, std::size_t bytes) {
+    g_window_lost.store(false);
+    g_window_end.store(reinterpret_cast<std::uintptr_t>(begin) + bytes);
+    g_window_begin.store(reinterpret_cast<std::uintptr_t>(begin));
+  }
+  ~WatchedWindow() {
+    g_window_begin.store(0);
+    g_window_end.store(0);
+  }
+  WatchedWindow(const WatchedWindow&) = delete;
+  WatchedWindow& operator=(const WatchedWindow&) = delete;
+};
 
 // A file descriptor closed on scope exit (when owned).
 struct Fd {
@@ -310,9 +386,20 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
   scan_stream(in, fd.fd, fn, progress);
 }
 
+void InputSet::lost_mapped_data(const Input& in, int fd, std::uint64_t expected_end) const {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < expected_end)
+    input_error(in.label + " shrank while it was read: it had " + std::to_string(expected_end) + " bytes, now " +
+                    std::to_string(st.st_size),
+                "count it again once nothing is writing to it");
+  input_error("cannot read " + in.label + ": a page of it could not be read (the storage failed under it)",
+              "check the file and the device it is on");
+}
+
 void InputSet::scan_mapped(Input& in, int fd, std::uint64_t begin, std::uint64_t end, const BlockFn& fn,
                            Progress* progress) {
   if ((end - begin) % sample_size_ != 0) ragged(in, end - begin);
+  install_sigbus_handler();
   const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   std::uint64_t pos = begin;
   while (pos < end) {
@@ -329,13 +416,19 @@ void InputSet::scan_mapped(Input& in, int fd, std::uint64_t begin, std::uint64_t
     }
     ::madvise(m, len, MADV_SEQUENTIAL);
     std::uint64_t n = (map_end - pos) / sample_size_;
+    bool lost = false;
     try {
+      WatchedWindow watch(m, len);
       deliver(static_cast<const unsigned char*>(m) + (pos - map_off), n, fn, progress);
+      lost = g_window_lost.load();
     } catch (...) {
+      lost = g_window_lost.load();
       ::munmap(m, len);
+      if (lost) lost_mapped_data(in, fd, end);  // the cause, rather than what it led to
       throw;
     }
     ::munmap(m, len);
+    if (lost) lost_mapped_data(in, fd, end);
     pos += n * sample_size_;
   }
 }

@@ -14,6 +14,11 @@
 // windows with samples straddling their ends) and LEVELHIST_CHUNK_BYTES (the
 // read() chunk, default 16 MiB). LEVELHIST_PROGRESS_BYTES sets the input size
 // above which a progress bar is shown (default 256 MiB; only on a terminal).
+//
+// A mapped file that shrinks while it is read (or whose storage fails) raises
+// SIGBUS in whichever thread reads the lost page; input.cpp's handler maps
+// zeros there so the reader goes on, and the scan then throws an input error
+// ("... shrank while it was read"): never a crash, never a partial result.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -98,6 +103,8 @@ class InputSet {
   void scan_mapped(Input& in, int fd, std::uint64_t begin, std::uint64_t end, const BlockFn& fn, Progress* progress);
   void scan_stream(Input& in, int fd, const BlockFn& fn, Progress* progress);
   [[noreturn]] void ragged(const Input& in, std::uint64_t bytes) const;
+  // A mapped window lost pages (SIGBUS: the file shrank, or its storage failed).
+  [[noreturn]] void lost_mapped_data(const Input& in, int fd, std::uint64_t expected_end) const;
   void deliver(const unsigned char* data, std::uint64_t n, const BlockFn& fn, Progress* progress) const;
 
   std::vector<Input> inputs_;

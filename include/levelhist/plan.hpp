@@ -15,6 +15,13 @@
 // device memory and a stream, and run asynchronously, CUB-style: ask
 // workspace_bytes() once, allocate and zero that much device memory once, and
 // pass it to every call; each call leaves it zero again.
+//
+// A call that throws leaves the plan usable: a CUDA plan's fill adds nothing
+// to the histograms (the counts arrive when the whole call has counted); run
+// has queued the clearing of the workspace on its stream, so the workspace
+// serves the next call. Out of memory (host or device) is
+// Error(resource); once memory is free, the same plan counts. Only an error
+// that loses the CUDA context (an illegal address) ends the device's use.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -81,6 +81,16 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
               void* d_workspace, std::size_t workspace_bytes, void* stream);
 // Host memory in, host slots out (added to).
 void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out);
+// Frees the host path's staging buffers of `device` (256 MiB of pinned and
+// device memory with weights; made again by the next call that needs them).
+// Waits for a call in progress.
+void release_host_path_staging(int device);
+// Test hook (tests/test_gpu_faults.cpp): the `pieces`-th piece the CUDA device
+// path counts from now on, in any plan, fails the way a kernel launch can
+// (Error(cuda), "too many resources requested for launch") after its strategy
+// ran, leaving the workspace dirty as a strategy that fails between its
+// kernels would. Once; 0 disarms. Both do nothing in a build without CUDA.
+void inject_cuda_fault_after(unsigned pieces);
 
 // Makes CUDA device `device` current for a scope (nothing for -1, or in a
 // build without CUDA), so that a strategy is chosen for the device a plan will

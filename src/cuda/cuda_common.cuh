@@ -42,6 +42,14 @@ struct DeviceFacts {
   std::size_t l2_bytes = 0;
 };
 
+// cudaMalloc and cudaMallocHost that say what ran out: Error(resource) naming
+// what needed the memory (`what`, e.g. "the plan's bin edges and tables"), how
+// much, and for device memory how much the device has free, e.g. "out of
+// device memory: the plan's bin edges and tables, 1024 bytes, on CUDA device 0
+// (1.5 MiB free of 139.8 GiB)". Other failures: Error(cuda).
+void* device_alloc(std::size_t bytes, const char* what);
+void* pinned_alloc(std::size_t bytes, const char* what);
+
 // The current device (cudaGetDevice); throws Error(cuda) without one.
 int current_device();
 // The facts of `device`, read once per device and kept.

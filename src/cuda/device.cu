@@ -2,6 +2,7 @@
 // may drive several GPUs, from several threads, and each thread has its own
 // current device. Facts (multiprocessors, shared memory, compute capability),
 // occupancy answers and per-kernel attributes are all keyed by device.
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,8 +52,49 @@ void throw_cuda_error(cudaError_t status, const char* what, const char* file, in
   const bool memory = status == cudaErrorMemoryAllocation;
   throw Error(memory ? ErrorKind::resource : ErrorKind::cuda,
               std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status),
-              memory ? "free device memory, or count smaller pieces" : "", memory ? ErrorSubject::memory
-                                                                            : ErrorSubject::device);
+              memory ? "free device memory, or count smaller pieces"
+                     : "if it happens again, check the GPU and its driver, or count on the CPU backend",
+              ErrorSubject::device);
+}
+
+namespace {
+
+std::string byte_text(std::size_t bytes) {
+  char buf[48];
+  if (bytes < (std::size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%zu bytes", bytes);
+  else if (bytes < (std::size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  return buf;
+}
+
+}  // namespace
+
+void* device_alloc(std::size_t bytes, const char* what) {
+  void* p = nullptr;
+  const cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaSuccess) return p;
+  if (status != cudaErrorMemoryAllocation) throw_cuda_error(status, "cudaMalloc", __FILE__, __LINE__);
+  cudaGetLastError();  // out of memory is not sticky: clear it so later calls report their own
+  int device = -1;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  std::string where = "CUDA device";
+  if (cudaGetDevice(&device) == cudaSuccess) where += " " + std::to_string(device);
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+    where += " (" + byte_text(free_bytes) + " free of " + byte_text(total_bytes) + ")";
+  cudaGetLastError();
+  throw Error(ErrorKind::resource, std::string("out of device memory: ") + what + ", " + byte_text(bytes) + ", on " + where,
+              "free device memory (other allocations or programs on this GPU), or count smaller pieces",
+              ErrorSubject::device);
+}
+
+void* pinned_alloc(std::size_t bytes, const char* what) {
+  void* p = nullptr;
+  const cudaError_t status = cudaMallocHost(&p, bytes);
+  if (status == cudaSuccess) return p;
+  if (status != cudaErrorMemoryAllocation) throw_cuda_error(status, "cudaMallocHost", __FILE__, __LINE__);
+  cudaGetLastError();
+  throw Error(ErrorKind::resource, std::string("out of pinned host memory: ") + what + ", " + byte_text(bytes),
+              "free host memory, or pass device memory (Plan::run) instead of host memory", ErrorSubject::memory);
 }
 
 int current_device() {

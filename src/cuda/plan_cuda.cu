@@ -4,15 +4,18 @@
 // device path on each packed chunk). Every request kind takes these same two
 // paths; the CUB-style wrappers of cuda.hpp are at the end.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/plan_impl.hpp"
+#include "cpu/cpu_parallel_fork_join.hpp"
 #include "cuda/cuda_common.cuh"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
@@ -44,17 +47,42 @@ struct Staging {
   unsigned char* device_in[2][2] = {};
   cudaEvent_t done[2] = {nullptr, nullptr};
 
+  // Each piece is made when it is missing, so a call that ran out of memory
+  // half-way leaves what it made, and the next call makes the rest.
   void ensure(bool weights) {
     if (!stream) {
-      LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      for (int k = 0; k < 2; ++k) LEVELHIST_CUDA_CHECK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+      cudaStream_t s = nullptr;
+      LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      stream = s;
     }
+    for (int k = 0; k < 2; ++k)
+      if (!done[k]) {
+        cudaEvent_t e = nullptr;
+        LEVELHIST_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        done[k] = e;
+      }
     for (int which = 0; which <= (weights ? 1 : 0); ++which)
       for (int k = 0; k < 2; ++k) {
-        if (pinned[k][which]) continue;
-        LEVELHIST_CUDA_CHECK(cudaMallocHost(&pinned[k][which], kChunkBytes));
-        LEVELHIST_CUDA_CHECK(cudaMalloc(&device_in[k][which], kChunkBytes));
+        if (!pinned[k][which])
+          pinned[k][which] = static_cast<unsigned char*>(
+              cuda_detail::pinned_alloc(kChunkBytes, "a staging buffer of the host path"));
+        if (!device_in[k][which])
+          device_in[k][which] = static_cast<unsigned char*>(
+              cuda_detail::device_alloc(kChunkBytes, "a staging buffer of the host path"));
       }
+  }
+
+  // Frees the buffers (the caller holds `mutex`); the next call makes them
+  // again. The stream and the events stay: they hold next to no memory.
+  void release() {
+    if (stream) cudaStreamSynchronize(stream);
+    for (auto& buffer : pinned)
+      for (unsigned char*& p : buffer)
+        if (p) cudaFreeHost(std::exchange(p, nullptr));
+    for (auto& buffer : device_in)
+      for (unsigned char*& p : buffer)
+        if (p) cudaFree(std::exchange(p, nullptr));
+    cudaGetLastError();
   }
 };
 
@@ -70,6 +98,8 @@ Staging& staging_of(int device) {
 // Copies host memory into a pinned staging buffer with several threads: one
 // thread's memcpy from a freshly mapped file (page faults included) runs at a
 // few GB/s, far below the ~50 GB/s the PCIe copy that follows can take.
+// fork_join runs the parts a thread cannot be started for on the calling
+// thread, so running out of threads slows the copy down instead of failing it.
 void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
   constexpr std::size_t kBytesPerThread = std::size_t{4} << 20;
   const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
@@ -78,16 +108,41 @@ void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t byt
     std::memcpy(dst, src, bytes);
     return;
   }
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) {
+  cpu_parallel_detail::fork_join(threads, [&](unsigned t) {
     const std::size_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
-    pool.emplace_back([=] { std::memcpy(dst + begin, src + begin, end - begin); });
-  }
-  std::memcpy(dst, src, bytes / threads);
-  for (auto& th : pool) th.join();
+    std::memcpy(dst + begin, src + begin, end - begin);
+  });
+}
+
+// After an error part-way through a call, the call's copies and kernels may
+// still be in its stream, reading the pinned buffers and writing the plan's
+// output: wait for them before another call can touch those buffers. Best
+// effort: after a sticky error (the context is lost) these calls fail too.
+void settle_after_error(cudaStream_t stream) {
+  if (stream) cudaStreamSynchronize(stream);
+  cudaGetLastError();
+}
+
+// The test hook inject_cuda_fault_after: pieces left before the injected failure (0: none armed).
+std::atomic<unsigned> g_fault_countdown{0};
+
+bool injected_fault_due() {
+  unsigned left = g_fault_countdown.load(std::memory_order_relaxed);
+  while (left != 0)
+    if (g_fault_countdown.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) return left == 1;
+  return false;
 }
 
 }  // namespace
+
+void inject_cuda_fault_after(unsigned pieces) { g_fault_countdown.store(pieces, std::memory_order_relaxed); }
+
+void release_host_path_staging(int device) {
+  DeviceGuard guard(device);
+  Staging& st = staging_of(device);
+  std::lock_guard<std::mutex> lock(st.mutex);
+  st.release();
+}
 
 // What a CUDA plan owns on its device.
 struct CudaPlanState {
@@ -145,7 +200,7 @@ void cuda_bind(Plan::Impl& plan) {
   const std::size_t edge_bytes = b.kind() == BinKind::edges ? round_up(b.edge_values().size() * sizeof(double)) : 0;
   const std::size_t total = edge_bytes + plan.prepared.size();
   if (total > 0) {
-    LEVELHIST_CUDA_CHECK(cudaMalloc(&state->plan_memory, total));
+    state->plan_memory = static_cast<unsigned char*>(cuda_detail::device_alloc(total, "the plan's bin edges and tables"));
     if (edge_bytes)
       LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory, b.edge_values().data(),
                                       b.edge_values().size() * sizeof(double), cudaMemcpyHostToDevice));
@@ -208,46 +263,61 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
     args.accumulate = accumulate || !first;
     first = false;
     plan.strategy->run(args);
+    if (injected_fault_due()) {
+      // What a strategy that fails between its kernels leaves: a dirty workspace.
+      if (args.workspace && args.workspace_bytes)
+        cudaMemsetAsync(args.workspace, 0xFF, args.workspace_bytes, static_cast<cudaStream_t>(stream));
+      cuda_detail::throw_cuda_error(cudaErrorLaunchOutOfResources, "a kernel launch (injected by a test)", __FILE__,
+                                    __LINE__);
+    }
   };
-  // Packed rows are one long row: strategies then stream it as a plain array.
-  const std::uint64_t width = g.packed() ? g.items() : g.width, height = g.packed() ? 1 : g.height;
-  const std::uint64_t row_samples = width * g.channels;
-  if (row_samples <= kMaxSamplesPerCall && (height == 1 || takes_rows)) {
-    const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
-    for (std::uint64_t r = 0; r < height; r += rows_per_call)
-      run(r, 0, width, std::min(rows_per_call, height - r), g.pitch);
-  } else {
-    const std::uint64_t items_per_call = kMaxSamplesPerCall / g.channels;
-    for (std::uint64_t r = 0; r < height; ++r)
-      for (std::uint64_t x = 0; x < width; x += items_per_call)
-        run(r, x, std::min(items_per_call, width - x), 1, g.row_bytes());
+  try {
+    // Packed rows are one long row: strategies then stream it as a plain array.
+    const std::uint64_t width = g.packed() ? g.items() : g.width, height = g.packed() ? 1 : g.height;
+    const std::uint64_t row_samples = width * g.channels;
+    if (row_samples <= kMaxSamplesPerCall && (height == 1 || takes_rows)) {
+      const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
+      for (std::uint64_t r = 0; r < height; r += rows_per_call)
+        run(r, 0, width, std::min(rows_per_call, height - r), g.pitch);
+    } else {
+      const std::uint64_t items_per_call = kMaxSamplesPerCall / g.channels;
+      for (std::uint64_t r = 0; r < height; ++r)
+        for (std::uint64_t x = 0; x < width; x += items_per_call)
+          run(r, x, std::min(items_per_call, width - x), 1, g.row_bytes());
+    }
+  } catch (...) {
+    // A strategy that failed between its kernels may have left the workspace
+    // dirty; clearing it (in stream order, after whatever did run) keeps the
+    // promise that every call finds it zero. Best effort, as in settle_after_error.
+    if (d_workspace && workspace_bytes)
+      cudaMemsetAsync(d_workspace, 0, workspace_bytes, static_cast<cudaStream_t>(stream));
+    cudaGetLastError();
+    throw;
   }
 }
 
-// The host path: chunks of whole items, gathered (rows with a pitch packed)
-// into pinned buffers, copied to the device and counted by the device path
-// into the plan's device output; added into `host_out` at the end.
-void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
-  DeviceGuard guard(plan.device);
-  Staging& st = staging_of(plan.device);
-  CudaPlanState& state = *plan.cuda;
-  std::lock_guard<std::mutex> lock_staging(st.mutex);
-  std::lock_guard<std::mutex> lock_plan(state.host_mutex);
+namespace {
+
+// cuda_fill's work, with the staging and the plan's host state locked.
+void fill_through_staging(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out, Staging& st,
+                          CudaPlanState& state) {
   const bool weighted = g.weight_bytes != 0;
   st.ensure(weighted);
   const std::uint64_t chunk_items = std::max<std::uint64_t>(
       1, Staging::kChunkBytes / std::max<std::size_t>(g.item_bytes(), weighted ? g.weight_bytes : 1));
   const std::size_t ws_bytes = std::max<std::size_t>(cuda_workspace_bytes(plan, chunk_items * g.channels), 256);
   if (ws_bytes > state.workspace_bytes) {
-    if (state.workspace) LEVELHIST_CUDA_CHECK(cudaFree(state.workspace));
-    state.workspace = nullptr;
+    // The old workspace goes first (it is smaller), and the state says "none"
+    // until the new one is zeroed, so a failure here leaves a plan whose next
+    // call simply tries again.
+    if (state.workspace) cudaFree(std::exchange(state.workspace, nullptr));
     state.workspace_bytes = 0;
-    LEVELHIST_CUDA_CHECK(cudaMalloc(&state.workspace, ws_bytes));
+    state.workspace = cuda_detail::device_alloc(ws_bytes, "the plan's workspace for host memory");
     LEVELHIST_CUDA_CHECK(cudaMemset(state.workspace, 0, ws_bytes));  // zeroed once: calls leave it zero
     state.workspace_bytes = ws_bytes;
   }
   const std::size_t out_bytes = plan.request.output_slots() * 8;
-  if (!state.out) LEVELHIST_CUDA_CHECK(cudaMalloc(&state.out, out_bytes));
+  if (!state.out) state.out = cuda_detail::device_alloc(out_bytes, "the plan's device histograms for host memory");
   const auto* src = static_cast<const unsigned char*>(input.samples);
   const auto* wsrc = static_cast<const unsigned char*>(input.weights);
   Geometry packed = g;
@@ -295,6 +365,28 @@ void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, vo
     auto* out = static_cast<std::uint64_t*>(host_out);
     const auto* got = reinterpret_cast<const std::uint64_t*>(result.data());
     for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
+  }
+}
+
+}  // namespace
+
+// The host path: chunks of whole items, gathered (rows with a pitch packed)
+// into pinned buffers, copied to the device and counted by the device path
+// into the plan's device output; added into `host_out` at the end, so a call
+// that fails adds nothing. After a failure the stream is drained (nothing of
+// the call is left running), the workspace zero (cuda_run) and the plan's
+// output rewritten by the next call's first chunk: the next call starts clean.
+void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+  DeviceGuard guard(plan.device);
+  Staging& st = staging_of(plan.device);
+  CudaPlanState& state = *plan.cuda;
+  std::lock_guard<std::mutex> lock_staging(st.mutex);
+  std::lock_guard<std::mutex> lock_plan(state.host_mutex);
+  try {
+    fill_through_staging(plan, g, input, host_out, st, state);
+  } catch (...) {
+    settle_after_error(st.stream);
+    throw;
   }
 }
 

@@ -62,7 +62,8 @@ void sparse_typed(void* d_temp, std::size_t& temp_bytes, const T* d_keys, u64 n,
 // Device memory of one host-path call, freed however the call ends.
 struct DeviceBuffer {
   void* p = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { LEVELHIST_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 256))); }
+  explicit DeviceBuffer(std::size_t bytes)
+      : p(cuda_detail::device_alloc(std::max<std::size_t>(bytes, 256), "a buffer of the sparse histogram")) {}
   ~DeviceBuffer() { cudaFree(p); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
