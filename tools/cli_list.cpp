@@ -11,7 +11,7 @@ namespace levelhist::cli {
 const char* const kListHelp =
     "Usage: levelhist list [--format table|csv|json]\n"
     "       levelhist list --why [--type T] [--bins N --range LO:HI | --edges E0,E1,..]\n"
-    "                          [--channels N [--active LIST]] [--weight-type T] [--backend B]\n"
+    "                          [--numpy] [--channels N [--active LIST]] [--weight-type T] [--backend B]\n"
     "List the strategies of this build: name, backend, whether it can run on this\n"
     "machine (and why not), what it is, and the work it comes from (docs/REFERENCES.md).\n"
     "Give a name to --strategy of 'count' or 'text'.\n"

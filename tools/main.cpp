@@ -38,6 +38,7 @@ const char* const kMainHelp =
     "  -V, --version   show the version\n"
     "\n"
     "Exit status: 0 success, 1 bad input (files, bins, data, backend), 2 bad usage.\n"
+    "\n"
     "Examples:\n"
     "  levelhist count image.raw\n"
     "  levelhist count --type f32 --bins 50 --range auto --format json data.f32\n"

@@ -117,7 +117,7 @@ void read_descr(const std::string& descr, Header& h, const std::string& label) {
   std::size_t i = 0;
   h.byte_order = '=';
   if (i < descr.size() && (descr[i] == '<' || descr[i] == '>' || descr[i] == '|' || descr[i] == '=')) h.byte_order = descr[i++];
-  if (i >= descr.size()) bad_header(label, "the descr '" + descr + "' names no type");
+  if (i >= descr.size()) bad_header(label, "the descr " + quote(descr) + " names no type");
   h.kind = descr[i++];
   std::uint64_t size = 0;
   std::size_t digits = 0;
@@ -196,7 +196,7 @@ Header parse_header(std::span<const std::uint8_t> bytes, const std::string& labe
       h.shape = r.shape();
       seen_shape = true;
     } else {
-      r.fail(seen_descr && key == "descr" ? "the key 'descr' twice" : "an unknown or repeated key '" + key + "'");
+      r.fail(seen_descr && key == "descr" ? "the key 'descr' twice" : "an unknown or repeated key " + quote(key));
     }
     if (!r.take(',')) {
       r.expect('}', "after a value");
@@ -214,7 +214,7 @@ Header parse_header(std::span<const std::uint8_t> bytes, const std::string& labe
     h.count *= d;
   }
   if (h.item_size != 0 && h.count > UINT64_MAX / h.item_size)
-    input_error(label + ": the NumPy shape " + h.shape_text() + " of " + h.descr + " needs more than 2^64 bytes",
+    input_error(label + ": the NumPy shape " + h.shape_text() + " of " + quote(h.descr) + " needs more than 2^64 bytes",
                 "the file is damaged: save the array again");
   return h;
 }
