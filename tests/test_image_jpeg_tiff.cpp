@@ -417,6 +417,26 @@ TEST(Tiff, AnEndlessPipeStopsAtItsBudget) {
                               "goes on past " + std::to_string(16 + detail::kMetadataBudget) + " bytes"));
 }
 
+// A file a fuzzer found: libtiff's message about it runs over two lines
+// ("Tag InkNames:\n  Value 1 of NumberOfInks ..."); the error must still be one.
+TEST(Tiff, LibtiffMessagesBecomeOneLine) {
+  REQUIRE_TIFF();
+  const std::string hex =
+      "4d4d002a00000134803fc12fe201598ab451a4902702f9387a2c0d8cc4411003bdbccd5e2ad348931c9cac451a130762a0c821eee66ab116"
+      "6a248a00de5e26994a8431908420ff7737598bb552651077331f8da5c258e8521803bd9cad461ac942903f802a553aa556ad57ac566b55ba"
+      "e576bd5fb0586c555808800280103824160c23834260a3c85434ab0d851ba21138a4562d178c466351b8e476350180305609f471f4d85b25"
+      "0e45017033d5c8d36136992b853a590a743194882300f839faec6dbcdc4d1602bd3c8d3e1acb4491c09c2c057a031f6ea6cb216ea64aa10e"
+      "662289005e1e06894280379385a0bf57275187b35164903813002a553aa556ad57ac566b55bae576bd5fb0586c555808802c40103824160c"
+      "ca834260ae385435f90d8505621138a4562d178c466351b8e4763501000c0100000300000001001100000101000300000001000500000102"
+      "00030000000200080008010300030000000100050000010600030000000100010000011500030000000100020000011c0003000000010002"
+      "00000142000300000001001000000143000300000001001000000144000400000004000001d20145000300000004000001ca014d00030000"
+      "000100010000000000000072002400720024000000080000007a0000009e00000110";
+  std::string file;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) file += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  ASSERT_EQ(file.size(), 482u);
+  EXPECT_TRUE(one_line_naming([&] { decode_image(as_bytes(file), "found.tif"); }, "found.tif", "libtiff"));
+}
+
 TEST(Tiff, WritesEveryShapeThatLibtiffReadsBack) {
   REQUIRE_TIFF();
   for (std::uint32_t depth : {8u, 16u})

@@ -357,11 +357,11 @@ int run_threshold(const std::vector<std::string>& args) {
   if (p.has("--value") == p.has("--otsu"))
     usage_error(p.has("--otsu") ? "--value and --otsu both give the threshold" : "no threshold given",
                 "give --value T or --otsu");
-  // The image on standard output: the report goes to standard error (checked before any input is read).
-  const bool image_to_stdout = names_standard_output(out);
   RunOptions run = parse_run_options(p);
   std::uint32_t t = 0;
   if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
+  // The image on standard output: the report goes to standard error (known before any input is read).
+  const bool image_to_stdout = names_standard_output(out);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "threshold", false);

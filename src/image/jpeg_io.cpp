@@ -62,6 +62,9 @@ struct ErrorState {
   if (e->stop == Stop::none) {
     e->stop = Stop::libjpeg_error;
     (*cinfo->err->format_message)(cinfo, e->text);
+    // A message is one line, whatever a marker's text put into it.
+    for (char& c : e->text)
+      if (c != '\0' && static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   std::longjmp(e->jump, 1);
 }

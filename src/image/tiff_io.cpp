@@ -109,6 +109,9 @@ int on_error(TIFF*, void* user_data, const char* module, const char* format, va_
     char text[200];
     std::vsnprintf(text, sizeof text, format, args);
     std::snprintf(m->error, sizeof m->error, "%s%s%s", module ? module : "", module ? ": " : "", text);
+    // Some of libtiff's messages run over lines ("Tag InkNames:\n  Value 1 ..."): an error is one line.
+    for (char& c : m->error)
+      if (c != '\0' && static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   return 1;  // handled: libtiff prints nothing
 }
