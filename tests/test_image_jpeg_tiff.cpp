@@ -30,7 +30,7 @@ using namespace levelhist::image;
 using namespace image_test;
 
 // A smooth image (gradients, at most 40 x 24), which JPEG keeps within a few levels.
-Image gradient(std::uint32_t w, std::uint32_t h, std::uint32_t channels) {
+[[maybe_unused]] Image gradient(std::uint32_t w, std::uint32_t h, std::uint32_t channels) {
   Image img = Image::blank(w, h, channels, 8);
   for (std::uint32_t y = 0; y < h; ++y)
     for (std::uint32_t x = 0; x < w; ++x)
@@ -38,13 +38,13 @@ Image gradient(std::uint32_t w, std::uint32_t h, std::uint32_t channels) {
   return img;
 }
 
-bool same_image(const Image& a, const Image& b) {
+[[maybe_unused]] bool same_image(const Image& a, const Image& b) {
   return a.width == b.width && a.height == b.height && a.channels == b.channels && a.bit_depth == b.bit_depth &&
          a.maxval == b.maxval && a.bytes == b.bytes;
 }
 
 // An error's message must be one line that names the file and says what to do.
-::testing::AssertionResult one_line_naming(const std::function<void()>& f, const std::string& name,
+[[maybe_unused]] ::testing::AssertionResult one_line_naming(const std::function<void()>& f, const std::string& name,
                                            const std::string& needle) {
   try {
     f();
