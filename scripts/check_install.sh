@@ -11,6 +11,17 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
 echo "check_install: installed into a temporary prefix: $(cd "$prefix" && find . -type f | wc -l) files"
+# With the CLI: its bash completion, and its man page where help2man made one.
+if [ -x "$build/levelhist" ]; then
+  test -f "$prefix/share/bash-completion/completions/levelhist" ||
+    { echo "check_install: the bash completion was not installed" >&2; exit 1; }
+  if [ -f "$build/levelhist.1" ]; then
+    test -f "$prefix/share/man/man1/levelhist.1" || { echo "check_install: levelhist.1 was not installed" >&2; exit 1; }
+    echo "check_install: man page and bash completion installed"
+  else
+    echo "check_install: bash completion installed (no man page: help2man was not found)"
+  fi
+fi
 
 cmake -S tests/install_consumer -B "$work/find_package" -DCMAKE_PREFIX_PATH="$prefix" >"$work/fp.log" 2>&1 ||
   { cat "$work/fp.log"; exit 1; }

@@ -1,7 +1,7 @@
 // What the CLI end-to-end tests share: running the built `levelhist` binary
 // (<build>/levelhist next to this test binary's directory, or $LEVELHIST_CLI)
 // with posix_spawn, feeding stdin and capturing stdout, stderr and the exit
-// status; a strict JSON parser and a CSV reader for checking outputs; reference
+// status; strict JSON parsing (nlohmann) and a CSV reader for checking outputs; reference
 // histograms computed independently; a fixture with a temporary directory.
 #pragma once
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,10 +28,10 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
-#include <variant>
 #include <vector>
 
 #include <levelhist/levelhist.hpp>
@@ -213,192 +214,47 @@ inline Result fails(int status, const std::vector<std::string>& args, const RunS
   return r;
 }
 
-// ---- a minimal JSON parser (RFC 8259, strict) ----------------------------------------
+// ---- JSON: nlohmann::json, the library the CLI writes its documents with -------------
 
-struct Json;
-using JsonObject = std::map<std::string, Json>;
-using JsonArray = std::vector<Json>;
-struct Json {
-  std::variant<std::nullptr_t, bool, double, std::string, JsonArray, JsonObject> v;
-  std::string raw_number;  // the number's text, to check integers exactly
+using Json = nlohmann::ordered_json;
 
-  bool is_object() const { return std::holds_alternative<JsonObject>(v); }
-  bool is_array() const { return std::holds_alternative<JsonArray>(v); }
-  bool is_number() const { return std::holds_alternative<double>(v); }
-  bool is_string() const { return std::holds_alternative<std::string>(v); }
-  const Json& operator[](const std::string& key) const {
-    static const Json null_value{};
-    const auto& o = std::get<JsonObject>(v);
-    auto it = o.find(key);
-    if (it == o.end()) {
-      ADD_FAILURE() << "JSON has no key " << key;
-      return null_value;
-    }
-    return it->second;
-  }
-  bool has(const std::string& key) const { return std::get<JsonObject>(v).count(key) > 0; }
-  const JsonArray& array() const { return std::get<JsonArray>(v); }
-  double number() const { return std::get<double>(v); }
-  std::uint64_t u64() const {
-    EXPECT_EQ(raw_number.find_first_not_of("0123456789"), std::string::npos) << raw_number;
-    return std::stoull(raw_number);
-  }
-  const std::string& str() const { return std::get<std::string>(v); }
-  bool boolean() const { return std::get<bool>(v); }
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(const std::string& text) : s_(text) {}
-  Json parse() {
-    Json j = value();
-    ws();
-    if (i_ != s_.size()) fail("trailing characters");
-    return j;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& why) {
-    throw std::runtime_error("invalid JSON at " + std::to_string(i_) + ": " + why);
-  }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
-  }
-  bool take(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
-    return false;
-  }
-  void expect(char c) {
-    if (!take(c)) fail(std::string("expected ") + c);
-  }
-  bool literal(const char* word) {
-    std::size_t n = std::strlen(word);
-    if (s_.compare(i_, n, word) == 0) return i_ += n, true;
-    return false;
-  }
-  Json value() {
-    ws();
-    if (i_ >= s_.size()) fail("unexpected end");
-    Json j;
-    char c = s_[i_];
-    if (c == '{') {
-      ++i_;
-      JsonObject o;
-      if (!take('}')) {
-        do {
-          ws();
-          std::string key = string();
-          expect(':');
-          if (o.count(key)) fail("duplicate key " + key);
-          o[key] = value();
-        } while (take(','));
-        expect('}');
-      }
-      j.v = std::move(o);
-    } else if (c == '[') {
-      ++i_;
-      JsonArray a;
-      if (!take(']')) {
-        do a.push_back(value());
-        while (take(','));
-        expect(']');
-      }
-      j.v = std::move(a);
-    } else if (c == '"') {
-      j.v = string();
-    } else if (literal("true")) {
-      j.v = true;
-    } else if (literal("false")) {
-      j.v = false;
-    } else if (literal("null")) {
-      j.v = nullptr;
-    } else {
-      std::size_t b = i_;
-      if (i_ < s_.size() && s_[i_] == '-') ++i_;
-      if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad value");
-      if (s_[i_] == '0') ++i_;
-      else while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
-      if (i_ < s_.size() && s_[i_] == '.') {
-        ++i_;
-        if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad fraction");
-        while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
-      }
-      if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-        ++i_;
-        if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
-        if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad exponent");
-        while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
-      }
-      j.raw_number = s_.substr(b, i_ - b);
-      j.v = std::strtod(j.raw_number.c_str(), nullptr);
-    }
-    return j;
-  }
-  std::string string() {
-    if (i_ >= s_.size() || s_[i_] != '"') fail("expected a string");
-    ++i_;
-    std::string out;
-    while (true) {
-      if (i_ >= s_.size()) fail("unterminated string");
-      unsigned char c = static_cast<unsigned char>(s_[i_++]);
-      if (c == '"') break;
-      if (c < 0x20) fail("control character in a string");
-      if (c != '\\') {
-        out += static_cast<char>(c);
-        continue;
-      }
-      if (i_ >= s_.size()) fail("bad escape");
-      char e = s_[i_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          if (i_ + 4 > s_.size()) fail("bad \\u");
-          unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
-          i_ += 4;
-          if (cp < 0x80) out += static_cast<char>(cp);
-          else if (cp < 0x800) out += static_cast<char>(0xc0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3f));
-          else
-            out += static_cast<char>(0xe0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f)),
-                out += static_cast<char>(0x80 | (cp & 0x3f));
-          break;
-        }
-        default: fail("bad escape");
-      }
-    }
-    return out;
-  }
-  const std::string& s_;
-  std::size_t i_ = 0;
-};
-
+// Parses a document strictly: nlohmann rejects anything RFC 8259 does (and
+// invalid UTF-8); a key twice in one object, which it would let pass (the
+// last wins), is a failure too.
 inline Json parse_json(const std::string& text) {
+  std::vector<std::set<std::string>> keys;  // of the objects being parsed
+  std::string duplicate;
+  auto strict = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) keys.emplace_back();
+    else if (event == Json::parse_event_t::object_end) keys.pop_back();
+    else if (event == Json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return JsonParser(text).parse();
-  } catch (const std::exception& e) {
+    Json j = Json::parse(text, strict);
+    if (!duplicate.empty()) ADD_FAILURE() << "duplicate JSON key " << duplicate << "\n" << text.substr(0, 2000);
+    return j;
+  } catch (const Json::exception& e) {
     ADD_FAILURE() << e.what() << "\n" << text.substr(0, 2000);
-    Json empty;
-    empty.v = JsonObject{};
-    return empty;
+    return Json::object();
   }
 }
 
+// The elements of an array of counts: each must be a non-negative integer
+// in the text (no fraction, no exponent), not just a number that converts.
 inline std::vector<std::uint64_t> u64s(const Json& array) {
   std::vector<std::uint64_t> out;
-  for (const Json& j : array.array()) out.push_back(j.u64());
+  for (const Json& j : array) {
+    EXPECT_TRUE(j.is_number_unsigned()) << j.dump();
+    out.push_back(j.is_number_unsigned() ? j.get<std::uint64_t>() : 0);
+  }
   return out;
 }
 
 inline std::vector<double> doubles(const Json& array) {
   std::vector<double> out;
-  for (const Json& j : array.array()) out.push_back(j.number());
+  for (const Json& j : array) out.push_back(j.get<double>());
   return out;
 }
 
@@ -423,10 +279,12 @@ inline std::vector<std::string> split(const std::string& line, char sep = ',') {
 }
 
 // A parsed `bin,lower,upper,count` CSV: strict header, consecutive bins,
-// contiguous edges, numbers that read back completely.
+// contiguous edges, numbers that read back completely, then exactly the rows
+// underflow (-inf to the first edge), overflow (the last edge to inf) and nan.
 struct CsvHistogram {
   std::vector<double> edges;
   std::vector<std::uint64_t> counts;
+  std::uint64_t underflow = 0, overflow = 0, nan = 0;
 };
 
 inline double strict_double(const std::string& s) {
@@ -436,13 +294,19 @@ inline double strict_double(const std::string& s) {
   return v;
 }
 
+inline std::uint64_t strict_count(const std::string& s) {
+  EXPECT_TRUE(!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) << s;
+  return s.empty() ? 0 : std::stoull(s);
+}
+
 inline CsvHistogram parse_csv(const std::string& text) {
   CsvHistogram h;
   auto lines = lines_of(text);
-  EXPECT_FALSE(lines.empty());
-  if (lines.empty()) return h;
+  EXPECT_GE(lines.size(), 4u);
+  if (lines.size() < 4) return h;
   EXPECT_EQ(lines[0], "bin,lower,upper,count");
-  for (std::size_t i = 1; i < lines.size(); ++i) {
+  const std::size_t bins_end = lines.size() - 3;
+  for (std::size_t i = 1; i < bins_end; ++i) {
     auto f = split(lines[i]);
     EXPECT_EQ(f.size(), 4u) << lines[i];
     if (f.size() != 4) continue;
@@ -452,8 +316,22 @@ inline CsvHistogram parse_csv(const std::string& text) {
     EXPECT_EQ(h.edges.back(), lo) << "edges not contiguous at " << lines[i];
     EXPECT_LT(lo, hi);
     h.edges.push_back(hi);
-    EXPECT_EQ(f[3].find_first_not_of("0123456789"), std::string::npos) << lines[i];
-    h.counts.push_back(std::stoull(f[3]));
+    h.counts.push_back(strict_count(f[3]));
+  }
+  const auto under = split(lines[bins_end]), over = split(lines[bins_end + 1]), nan = split(lines[bins_end + 2]);
+  EXPECT_EQ(under.size(), 4u);
+  EXPECT_EQ(over.size(), 4u);
+  EXPECT_EQ(nan.size(), 4u);
+  if (under.size() == 4 && over.size() == 4 && nan.size() == 4 && !h.edges.empty()) {
+    EXPECT_EQ(under[0] + "," + under[1], "underflow,-inf");
+    EXPECT_EQ(strict_double(under[2]), h.edges.front());
+    EXPECT_EQ(over[0], "overflow");
+    EXPECT_EQ(strict_double(over[1]), h.edges.back());
+    EXPECT_EQ(over[2], "inf");
+    EXPECT_EQ(nan[0] + "," + nan[1] + "," + nan[2], "nan,,");
+    h.underflow = strict_count(under[3]);
+    h.overflow = strict_count(over[3]);
+    h.nan = strict_count(nan[3]);
   }
   EXPECT_EQ(text.back(), '\n');
   return h;

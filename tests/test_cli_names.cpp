@@ -84,8 +84,8 @@ TEST_F(CliNames, MalformedImageAndUnwritableOutputsAreQuoted) {
   // Usage errors quote what the user typed, too.
   Result r = fails(2, {"count", "--type", "u\n8'", input});
   EXPECT_NE(r.err.find("'u\\n8\\''"), std::string::npos) << r.err;
-  r = fails(2, {"threshold", gray, "-o", awkward(".jpg"), "--value", "3"});
-  EXPECT_NE(r.err.find(quoted(".jpg")), std::string::npos) << r.err;
+  r = fails(2, {"threshold", gray, "-o", awkward(".gif"), "--value", "3"});
+  EXPECT_NE(r.err.find(quoted(".gif")), std::string::npos) << r.err;
 }
 
 TEST_F(CliNames, OutputHeadersShowAwkwardNamesQuotedAndPlainNamesAsTheyAre) {

@@ -287,8 +287,8 @@ constexpr std::uint64_t kPipeSlack = std::uint64_t{2} << 20;
 TEST(BoundedReads, DevZeroIsRefusedFromItsFirstBytes) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(error_of([] { read_image("/dev/zero"); }, ErrorKind::input),
-            "/dev/zero: not a PGM, PPM or PNG image (unknown magic bytes: 00 00 00 00 00 00 00 00); give a Netpbm "
-            "P2/P3/P5/P6 or a PNG file");
+            "/dev/zero: not a PGM, PPM, PNG, JPEG or TIFF image (unknown magic bytes: 00 00 00 00 00 00 00 00); give "
+            "a Netpbm P2/P3/P5/P6, PNG, JPEG or TIFF file");
   EXPECT_LT(seconds_since(start), 1.0);
 }
 
@@ -373,7 +373,7 @@ class ImageBoundsCli : public CliTest {};
 
 TEST_F(ImageBoundsCli, DevicesEndQuicklyWithOneErrorLine) {
   cli_test::Result r = fails(1, {"image", "/dev/zero"});
-  EXPECT_NE(r.err.find("'/dev/zero': not a PGM, PPM or PNG image (unknown magic bytes: 00 00"), std::string::npos)
+  EXPECT_NE(r.err.find("'/dev/zero': not a PGM, PPM, PNG, JPEG or TIFF image (unknown magic bytes: 00 00"), std::string::npos)
       << r.err;
   EXPECT_LT(r.seconds, 5.0);
   r = fails(1, {"image", "/dev/urandom"});
@@ -391,8 +391,8 @@ TEST_F(ImageBoundsCli, AFifoFedForeverEnds) {
     EndlessFifo fifo(pnm_file(pattern(4, 2, 1, 8, 255), false), std::string(4096, '\x7f'));
     const cli_test::Result r = ok({"image", "--format", "json", fifo.path()});
     const cli_test::Json j = cli_test::parse_json(r.out);
-    EXPECT_EQ(j["width"].u64(), 4u);
-    EXPECT_EQ(j["height"].u64(), 2u);
+    EXPECT_EQ(j["width"].get<std::uint64_t>(), 4u);
+    EXPECT_EQ(j["height"].get<std::uint64_t>(), 2u);
   }
 }
 

@@ -126,7 +126,17 @@ TEST_F(ImageFiles, WriteImagePicksTheFormatByExtension) {
     write_image(path("d.png"), rgb);
     EXPECT_TRUE(same_pixels(rgb, read_image(path("d.png"))));
   }
-  EXPECT_TRUE(throws_error([&] { write_image(path("e.jpg"), rgb); }, ErrorKind::usage, "e.jpg"));
+  if (tiff_supported()) {
+    write_image(path("d.TIF"), rgb);
+    EXPECT_TRUE(same_pixels(rgb, read_image(path("d.TIF"))));
+  }
+  if (jpeg_supported()) {  // lossy: the shape only
+    write_image(path("d.jpeg"), rgb);
+    const Image back = read_image(path("d.jpeg"));
+    EXPECT_EQ(back.width, rgb.width);
+    EXPECT_EQ(back.channels, 3u);
+  }
+  EXPECT_TRUE(throws_error([&] { write_image(path("e.gif"), rgb); }, ErrorKind::usage, "e.gif"));
   EXPECT_TRUE(throws_error([&] { write_image(path("noext"), rgb); }, ErrorKind::usage, ".png"));
 }
 

@@ -120,6 +120,9 @@ void commit_output(detail::StagedOutput& staged);
 // output fails (a full disk), the output file stays as it was. A reader that
 // went away is no failure: the file is committed and levelhist stops quietly.
 void write_stdout_then_commit(std::string_view report, detail::StagedOutput& staged);
+// True when `path` is standard output: "-", /dev/stdout, /dev/fd/1 or a link
+// to one (cli_image's threshold then prints its report on standard error).
+bool names_standard_output(const std::string& path);
 // stage_output + commit_output, for a command that prints nothing else.
 void write_output(const std::string& path, std::span<const std::uint8_t> bytes, const std::string& option);
 

@@ -136,6 +136,12 @@ void write_stdout_then_commit(std::string_view report, detail::StagedOutput& sta
   commit_output(staged);
 }
 
+bool names_standard_output(const std::string& path) {
+  if (path == "-") return true;
+  const detail::OutputTarget target = call_naming(path, [&] { return detail::resolve_output(path); });
+  return target.kind == detail::OutputTarget::Kind::descriptor && target.fd == STDOUT_FILENO;
+}
+
 void write_output(const std::string& path, std::span<const std::uint8_t> bytes, const std::string& option) {
   detail::StagedOutput staged = stage_output(path, bytes, option, false);
   commit_output(staged);

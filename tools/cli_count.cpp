@@ -14,6 +14,8 @@
 #include "cli.hpp"
 #include "cli_plot.hpp"
 #include "input.hpp"
+#include "json.hpp"
+#include "npy.hpp"
 #include "levelhist/bin_index.hpp"
 #include "levelhist/sparse.hpp"
 
@@ -22,11 +24,14 @@ namespace levelhist::cli {
 const char* const kCountHelp =
     "Usage: levelhist count [OPTION]... [FILE|-]...\n"
     "Count binary samples (little-endian) from the FILEs, or from standard input when\n"
-    "there is no FILE or a FILE is '-', into one histogram over all of them.\n"
+    "there is no FILE or a FILE is '-', into one histogram over all of them. A NumPy\n"
+    "file (.npy: numpy.save) gives its samples' type in its header, and only its\n"
+    "array is counted, never the header.\n"
     "\n"
     "Samples:\n"
     "  --type T          u8 (default), i8, u16, i16, i32, u32, f32 or f64; with --sparse\n"
-    "                    u32, i32, u64 or i64\n"
+    "                    u32, i32, u64 or i64. For .npy files it may be left out; if\n"
+    "                    given, it must be the files' dtype\n"
     "Bins (default: one bin per value for 8- and 16-bit types; wider types need bins):\n"
     "  --bins N          N even bins; over --range, or over the type's whole range for\n"
     "                    integer types when --range is not given\n"
@@ -53,18 +58,24 @@ const char* const kCountHelp =
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
     "Output:\n"
     "  --format F        table (default): non-empty bins with bars, then totals;\n"
-    "                    csv: bin,lower,upper,count for every bin;\n"
+    "                    csv: bin,lower,upper,count for every bin, then the rows\n"
+    "                    underflow, overflow and nan;\n"
     "                    json: one object with counts, edges, totals, type, strategy\n"
     "                    (--sparse: value,count rows; json \"pairs\": [[value, count], ...])\n"
     "  --per-file        one histogram per FILE, each labelled\n"
     "  --plot OUT        also draw the histogram as bars into OUT, an .svg file (or\n"
     "                    .png in builds with libpng): one series per FILE with\n"
     "                    --per-file, per channel with --channels\n"
+    "  --log             the plot's count axis logarithmic (a spike no longer\n"
+    "                    flattens the other bars); needs --plot\n"
+    "  --no-progress     never show the progress bar (shown on a terminal for\n"
+    "                    inputs over 256 MiB)\n"
     "  -h, --help        show this help\n"
     "\n"
     "Samples below the first edge count as underflow, at or above the last as overflow,\n"
     "NaN on its own; nothing is dropped. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
-    "Example: levelhist count --type f32 --bins 100 --range auto data.f32\n";
+    "Examples: levelhist count --type f32 --bins 100 --range auto data.f32\n"
+    "          levelhist count --bins 100 --range auto --format json latency.npy\n";
 
 namespace {
 
@@ -252,6 +263,9 @@ namespace {
 
 // ---- output -----------------------------------------------------------------
 
+// The slots after the bins, as csv_rows asks for their values.
+constexpr std::uint64_t kUnderflow = ~std::uint64_t{0}, kOverflow = kUnderflow - 1, kNan = kUnderflow - 2;
+
 std::string bin_label(const Binning& b, const std::vector<double>& edges, std::uint64_t i, bool unit) {
   if (unit) return format_number(edges[i]);
   bool closed = b.last_bin_inclusive() && i + 1 == b.bins();
@@ -277,40 +291,64 @@ std::string table_of(const Histogram& h, const std::vector<double>& edges, int w
   return out;
 }
 
-std::string json_counts(const Histogram& h) {
-  std::string out = "[";
-  for (std::uint64_t i = 0; i < h.bins(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(h.count(i));
-  }
-  return out + "]";
+Json counts_of(const Histogram& h) {
+  Json counts = Json::array();
+  for (std::uint64_t i = 0; i < h.bins(); ++i) counts.push_back(h.count(i));
+  return counts;
 }
 
-std::string json_totals(const Histogram& h, const std::string& indent) {
-  return indent + "\"total\": " + std::to_string(h.total()) + ",\n" + indent + "\"underflow\": " +
-         std::to_string(h.underflow()) + ",\n" + indent + "\"overflow\": " + std::to_string(h.overflow()) + ",\n" +
-         indent + "\"nan\": " + std::to_string(h.nan());
+// total, underflow, overflow and nan: nothing counted is left out.
+void add_totals(Json& object, const Histogram& h) {
+  object["total"] = h.total();
+  object["underflow"] = h.underflow();
+  object["overflow"] = h.overflow();
+  object["nan"] = h.nan();
 }
 
-// The fields every JSON document of `count` opens with, after "{":
+// The fields every JSON document of `count` opens with: format_version,
 // command, type and the input files.
-std::string json_opening(std::string_view type, const InputSet& inputs) {
-  std::string out = "  \"command\": \"count\",\n";
-  out += "  \"type\": " + json_string(type) + ",\n";
-  out += "  \"files\": [";
-  for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
-  out += "],\n";
-  return out;
+Json count_document(std::string_view type, const InputSet& inputs) {
+  Json doc = json_document("count");
+  doc["type"] = std::string(type);
+  Json files = Json::array();
+  for (std::size_t f = 0; f < inputs.size(); ++f) files.push_back(inputs[f].arg);
+  doc["files"] = files;
+  return doc;
 }
 
 // The binning fields: bins, last_bin_inclusive and every edge.
-std::string json_binning(const Binning& b, const std::vector<double>& edges) {
-  std::string out = "  \"bins\": " + std::to_string(b.bins()) + ",\n";
-  out += "  \"last_bin_inclusive\": " + std::string(b.last_bin_inclusive() ? "true" : "false") + ",\n";
-  out += "  \"edges\": [";
-  for (std::size_t i = 0; i < edges.size(); ++i) out += (i ? ", " : "") + format_number(edges[i]);
-  out += "],\n";
-  return out;
+void add_binning(Json& doc, const Binning& b, const std::vector<double>& edges) {
+  doc["bins"] = b.bins();
+  doc["last_bin_inclusive"] = b.last_bin_inclusive();
+  doc["edges"] = edges;
+}
+
+// The CSV rows of one histogram: every bin, then underflow (-inf up to the
+// first edge), overflow (the last edge up to inf) and nan (no bounds), each
+// after `prefix` (a file or channel column). `value` gives a slot's text:
+// a count, or a sum of weights.
+template <class ValueText>
+void csv_rows(std::string& out, const std::string& prefix, const std::vector<std::string>& e, std::uint64_t bins,
+              ValueText&& value) {
+  for (std::uint64_t i = 0; i < bins; ++i)
+    out += prefix + std::to_string(i) + "," + e[i] + "," + e[i + 1] + "," + value(i) + "\n";
+  out += prefix + "underflow,-inf," + e.front() + "," + value(kUnderflow) + "\n";
+  out += prefix + "overflow," + e.back() + ",inf," + value(kOverflow) + "\n";
+  out += prefix + "nan,,," + value(kNan) + "\n";
+}
+
+std::vector<std::string> edge_texts(const std::vector<double>& edges) {
+  std::vector<std::string> e(edges.size());
+  for (std::size_t i = 0; i < edges.size(); ++i) e[i] = format_number(edges[i]);
+  return e;
+}
+
+// The count of bin i, or of kUnderflow, kOverflow, kNan.
+std::string count_text(const Histogram& h, std::uint64_t i) {
+  if (i == kUnderflow) return std::to_string(h.underflow());
+  if (i == kOverflow) return std::to_string(h.overflow());
+  if (i == kNan) return std::to_string(h.nan());
+  return std::to_string(h.count(i));
 }
 
 std::string render(Format format, SampleType type, const Histogram& all, const std::vector<Histogram>& per_file,
@@ -329,42 +367,34 @@ std::string render(Format format, SampleType type, const Histogram& all, const s
     return out;
   }
   if (format == Format::csv) {
-    std::vector<std::string> e(edges.size());
-    for (std::size_t i = 0; i < edges.size(); ++i) e[i] = format_number(edges[i]);
+    const std::vector<std::string> e = edge_texts(edges);
     if (!per_file_mode) {
       out = "bin,lower,upper,count\n";
-      for (std::uint64_t i = 0; i < b.bins(); ++i)
-        out += std::to_string(i) + "," + e[i] + "," + e[i + 1] + "," + std::to_string(all.count(i)) + "\n";
+      csv_rows(out, "", e, b.bins(), [&](std::uint64_t i) { return count_text(all, i); });
       return out;
     }
     out = "file,bin,lower,upper,count\n";
-    for (std::size_t f = 0; f < per_file.size(); ++f) {
-      std::string name = csv_field(inputs[f].arg);
-      for (std::uint64_t i = 0; i < b.bins(); ++i)
-        out += name + "," + std::to_string(i) + "," + e[i] + "," + e[i + 1] + "," +
-               std::to_string(per_file[f].count(i)) + "\n";
-    }
+    for (std::size_t f = 0; f < per_file.size(); ++f)
+      csv_rows(out, csv_field(inputs[f].arg) + ",", e, b.bins(), [&](std::uint64_t i) { return count_text(per_file[f], i); });
     return out;
   }
-  // json
-  out = "{\n";
-  out += json_opening(to_string(type), inputs);
-  out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += json_binning(b, edges);
-  out += "  \"counts\": " + json_counts(all) + ",\n";
-  out += json_totals(all, "  ");
+  Json doc = count_document(to_string(type), inputs);
+  doc["strategy"] = strategy;
+  add_binning(doc, b, edges);
+  doc["counts"] = counts_of(all);
+  add_totals(doc, all);
   if (per_file_mode) {
-    out += ",\n  \"per_file\": [";
+    Json list = Json::array();
     for (std::size_t f = 0; f < per_file.size(); ++f) {
-      out += f ? ",\n    {\n" : "\n    {\n";
-      out += "      \"file\": " + json_string(inputs[f].arg) + ",\n";
-      out += "      \"counts\": " + json_counts(per_file[f]) + ",\n";
-      out += json_totals(per_file[f], "      ") + "\n    }";
+      Json entry = Json::object();
+      entry["file"] = inputs[f].arg;
+      entry["counts"] = counts_of(per_file[f]);
+      add_totals(entry, per_file[f]);
+      list.push_back(std::move(entry));
     }
-    out += "\n  ]";
+    doc["per_file"] = std::move(list);
   }
-  out += "\n}\n";
-  return out;
+  return json_text(doc);
 }
 
 // ---- output of --channels and --weights ---------------------------------------
@@ -388,36 +418,35 @@ std::string render_channels(Format format, SampleType type, unsigned channels, u
     return out;
   }
   if (format == Format::csv) {
+    const std::vector<std::string> e = edge_texts(edges);
     out = "channel,bin,lower,upper,count\n";
     for (std::size_t h = 0; h < hists.size(); ++h)
-      for (std::uint64_t i = 0; i < b.bins(); ++i)
-        out += std::to_string(ids[h]) + "," + std::to_string(i) + "," + format_number(edges[i]) + "," +
-               format_number(edges[i + 1]) + "," + std::to_string(hists[h].count(i)) + "\n";
+      csv_rows(out, std::to_string(ids[h]) + ",", e, b.bins(), [&](std::uint64_t i) { return count_text(hists[h], i); });
     return out;
   }
-  out = "{\n";
-  out += json_opening(to_string(type), inputs);
-  out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += "  \"pixel_channels\": " + std::to_string(channels) + ",\n";
-  out += json_binning(b, edges);
-  out += "  \"channels\": [";
+  Json doc = count_document(to_string(type), inputs);
+  doc["strategy"] = strategy;
+  doc["pixel_channels"] = channels;
+  add_binning(doc, b, edges);
+  Json list = Json::array();
   for (std::size_t h = 0; h < hists.size(); ++h) {
-    out += h ? ",\n    {\n" : "\n    {\n";
-    out += "      \"channel\": " + std::to_string(ids[h]) + ",\n";
-    out += "      \"counts\": " + json_counts(hists[h]) + ",\n";
-    out += json_totals(hists[h], "      ") + "\n    }";
+    Json entry = Json::object();
+    entry["channel"] = ids[h];
+    entry["counts"] = counts_of(hists[h]);
+    add_totals(entry, hists[h]);
+    list.push_back(std::move(entry));
   }
-  out += "\n  ]\n}\n";
-  return out;
+  doc["channels"] = std::move(list);
+  return json_text(doc);
 }
 
-// A sum of weights for tables and CSV (nan, inf, -inf spelled out) and for JSON (null).
+// A sum of weights for tables and CSV, nan, inf and -inf spelled out (in
+// JSON, json_text writes them as null).
 std::string sum_text(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return format_number(v);
 }
-std::string sum_json(double v) { return std::isfinite(v) ? format_number(v) : "null"; }
 
 std::string render_weighted(Format format, SampleType type, SampleType weight_type, const std::string& weights_file,
                             const WeightedHistogram& h, const InputSet& inputs, const std::string& strategy) {
@@ -438,25 +467,24 @@ std::string render_weighted(Format format, SampleType type, SampleType weight_ty
   }
   if (format == Format::csv) {
     out = "bin,lower,upper,sum\n";
-    for (std::uint64_t i = 0; i < b.bins(); ++i)
-      out += std::to_string(i) + "," + format_number(edges[i]) + "," + format_number(edges[i + 1]) + "," +
-             sum_text(h.sum(i)) + "\n";
+    csv_rows(out, "", edge_texts(edges), b.bins(), [&](std::uint64_t i) {
+      return sum_text(i == kUnderflow ? h.underflow() : i == kOverflow ? h.overflow() : i == kNan ? h.nan() : h.sum(i));
+    });
     return out;
   }
-  out = "{\n";
-  out += json_opening(to_string(type), inputs);
-  out += "  \"weights\": " + json_string(weights_file) + ",\n";
-  out += "  \"weight_type\": " + json_string(to_string(weight_type)) + ",\n";
-  out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += json_binning(b, edges);
-  out += "  \"sums\": [";
-  for (std::uint64_t i = 0; i < b.bins(); ++i) out += (i ? ", " : "") + sum_json(h.sum(i));
-  out += "],\n";
-  out += "  \"total\": " + sum_json(h.total()) + ",\n";
-  out += "  \"underflow\": " + sum_json(h.underflow()) + ",\n";
-  out += "  \"overflow\": " + sum_json(h.overflow()) + ",\n";
-  out += "  \"nan\": " + sum_json(h.nan()) + "\n}\n";
-  return out;
+  Json doc = count_document(to_string(type), inputs);
+  doc["weights"] = weights_file;
+  doc["weight_type"] = std::string(to_string(weight_type));
+  doc["strategy"] = strategy;
+  add_binning(doc, b, edges);
+  Json sums = Json::array();
+  for (std::uint64_t i = 0; i < b.bins(); ++i) sums.push_back(h.sum(i));
+  doc["sums"] = std::move(sums);
+  doc["total"] = h.total();
+  doc["underflow"] = h.underflow();
+  doc["overflow"] = h.overflow();
+  doc["nan"] = h.nan();
+  return json_text(doc);
 }
 
 // ---- --plot ---------------------------------------------------------------------
@@ -470,6 +498,133 @@ std::string inputs_title(const InputSet& inputs) {
   for (std::size_t i = 0; i < shown; ++i) title += (i ? ", " : "") + input_name(inputs[i]);
   if (shown < inputs.size()) title += " and " + std::to_string(inputs.size() - shown) + " more";
   return title;
+}
+
+// ---- NumPy .npy inputs ----------------------------------------------------------
+
+using NpyHeaders = std::vector<std::optional<npy::Header>>;
+
+// The header of every input that starts with the NumPy magic (nullopt for a
+// raw input), read before anything is counted, and skipped: a file that
+// starts with the magic is never counted as raw samples.
+NpyHeaders read_npy_headers(InputSet& inputs) {
+  NpyHeaders headers(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<unsigned char> head = inputs.peek(i, npy::kPreambleSize);
+    if (!npy::has_magic(head)) continue;
+    const std::size_t size = npy::header_size(head, inputs[i].label);
+    head = inputs.peek(i, size);
+    headers[i] = npy::parse_header(head, inputs[i].label);
+    inputs.skip_header(i, headers[i]->data_offset);
+  }
+  return headers;
+}
+
+// levelhist's name for the dtype of a .npy file ("<f4" -> "f32"); input
+// errors for what it cannot count (objects, booleans, big-endian data, ...).
+std::string npy_type_name(const npy::Header& h, const std::string& label) {
+  const std::string descr = quote(h.descr);
+  if (h.kind == 'O')
+    input_error(label + ": the array holds Python objects (dtype " + descr + "), not numbers",
+                "save numbers, e.g. numpy.save('x.npy', a.astype(numpy.float64))");
+  if (h.kind == 'b')
+    input_error(label + ": the array holds booleans (dtype " + descr + ")",
+                "save them as bytes: numpy.save('x.npy', a.astype(numpy.uint8))");
+  const std::uint64_t n = h.item_size;
+  const bool integer = (h.kind == 'u' || h.kind == 'i') && (n == 1 || n == 2 || n == 4 || n == 8);
+  const bool floating = h.kind == 'f' && (n == 4 || n == 8);
+  if (!integer && !floating)
+    input_error(label + ": the NumPy dtype " + descr + " is not one levelhist counts",
+                "save it as (u)int8/16/32/64, float32 or float64, e.g. a.astype(numpy.float64)");
+  const bool big = h.byte_order == '>' || (h.byte_order == '=' && std::endian::native == std::endian::big);
+  if (big && n > 1)
+    input_error(label + ": the array is big-endian (dtype " + descr + ")",
+                "save it little-endian: numpy.save('x.npy', a.astype(a.dtype.newbyteorder('<')))");
+  return std::string(1, h.kind) + std::to_string(n * 8);
+}
+
+// The one type of the inputs: --type (`option`) or the .npy headers', which
+// must all agree with it and with each other; a raw input beside .npy files
+// needs --type. Returns "" when there is neither (the caller's default).
+std::string resolve_npy_type(const std::optional<std::string>& option, const NpyHeaders& headers,
+                             const InputSet& inputs) {
+  std::string found;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (!headers[i]) continue;
+    const std::string name = npy_type_name(*headers[i], inputs[i].label);
+    if (found.empty()) {
+      found = name;
+      first = i;
+    } else if (name != found) {
+      input_error(inputs[i].label + " holds " + name + " samples and " + inputs[first].label + " " + found +
+                      " samples; one histogram counts one type",
+                  "count them in separate runs");
+    }
+  }
+  if (found.empty()) return option.value_or("");
+  if (option && *option != found)
+    usage_error(inputs[first].label + " holds " + found + " samples (NumPy dtype " + quote(headers[first]->descr) +
+                    "), not " + *option + " as --type says",
+                "drop --type: a .npy file's header gives the type");
+  if (!option)
+    for (std::size_t i = 0; i < headers.size(); ++i)
+      if (!headers[i])
+        usage_error(inputs[i].label + " has no NumPy header, so the type of its samples is not known",
+                    "give --type " + found + " (the type of " + inputs[first].label + "), or count it in another run");
+  return found;
+}
+
+// A sized .npy input holds exactly the bytes its shape and dtype need: no
+// fewer (a truncated file) and no more (bytes after the array).
+void check_npy_sizes(const NpyHeaders& headers, const InputSet& inputs) {
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (!headers[i] || !inputs[i].sized) continue;
+    const npy::Header& h = *headers[i];
+    const std::uint64_t need = h.count * h.item_size;
+    if (inputs[i].bytes != need)
+      input_error(inputs[i].label + " holds " + std::to_string(inputs[i].bytes) + " bytes after its NumPy header where " +
+                      "the shape " + h.shape_text() + " of " + quote(h.descr) + " needs " + std::to_string(need),
+                  inputs[i].bytes < need ? "the file is incomplete: save the array again"
+                                         : "the file has bytes after the array: save it again with numpy.save");
+  }
+}
+
+// Where the order of the elements matters (--channels interleaves them,
+// --weights pairs them with the samples), a .npy input must be in C order,
+// and with --channels its last axis must be the channels.
+void check_npy_layout(const NpyHeaders& headers, const InputSet& inputs, unsigned channels, const char* option) {
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (!headers[i]) continue;
+    const npy::Header& h = *headers[i];
+    if (h.fortran_order && h.shape.size() >= 2)
+      input_error(inputs[i].label + ": the array " + h.shape_text() + " is in Fortran order, so its elements are not in " +
+                      "the order " + option + " takes them",
+                  "save it in C order: numpy.save('x.npy', numpy.ascontiguousarray(a))");
+    if (channels > 1 && h.shape.size() >= 2 && h.shape.back() != channels)
+      input_error(inputs[i].label + ": the array's shape " + h.shape_text() + " does not end in " +
+                      std::to_string(channels) + " channels",
+                  "give --channels " + std::to_string(h.shape.back()) + ", or save the array with its channels last");
+  }
+}
+
+// Scans input i; a .npy stream (a pipe: its size unknown up front) must end
+// exactly where its shape says, checked when it ends. `elements` is the
+// elements per sample the callback gets (the channels of a pixel).
+void scan_input(InputSet& inputs, std::size_t i, const NpyHeaders& headers, std::uint64_t elements,
+                const BlockFn& fn, Progress* progress) {
+  if (!headers[i] || inputs[i].sized) return inputs.scan(i, fn, progress);
+  std::uint64_t seen = 0;
+  inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+    seen += n * elements;
+    fn(d, n);
+  }, progress);
+  const npy::Header& h = *headers[i];
+  if (seen != h.count)
+    input_error(inputs[i].label + " holds " + std::to_string(seen) + " elements after its NumPy header where the " +
+                    "shape " + h.shape_text() + " says " + std::to_string(h.count),
+                seen < h.count ? "the data is incomplete: save the array again"
+                               : "the data has bytes after the array: save it again with numpy.save");
 }
 
 // ---- --sparse -------------------------------------------------------------------
@@ -511,43 +666,53 @@ std::string render_sparse(Format format, KeyType type, const std::vector<ValueCo
     for (const ValueCount& p : pairs) out += key_text(type, p.value) + "," + std::to_string(p.count) + "\n";
     return out;
   }
-  out = "{\n";
-  out += json_opening(to_string(type), inputs);
-  out += "  \"backend\": " + json_string(to_string(backend)) + ",\n";
-  out += "  \"pairs\": [";
-  for (std::size_t i = 0; i < pairs.size(); ++i)
-    out += (i ? ", [" : "[") + key_text(type, pairs[i].value) + ", " + std::to_string(pairs[i].count) + "]";
-  out += "],\n";
-  out += "  \"distinct\": " + std::to_string(pairs.size()) + ",\n";
-  out += "  \"total\": " + std::to_string(total) + "\n}\n";
-  return out;
+  Json doc = count_document(to_string(type), inputs);
+  doc["backend"] = std::string(to_string(backend));
+  Json list = Json::array();
+  for (const ValueCount& p : pairs) {
+    // Signed keys were sign-extended (sparse.hpp): negative values stay negative.
+    if (key_is_signed(type)) list.push_back(Json::array({static_cast<std::int64_t>(p.value), p.count}));
+    else list.push_back(Json::array({p.value, p.count}));
+  }
+  doc["pairs"] = std::move(list);
+  doc["distinct"] = pairs.size();
+  doc["total"] = total;
+  return json_text(doc);
 }
 
 // `count --sparse`: the (value, count) pairs of 32/64-bit keys, each input
 // block counted by levelhist::sparse_histogram and merged into the pairs so far.
 int count_sparse(const ParsedArgs& p) {
   const std::optional<std::string> t = p.value("--type");
-  if (!t) usage_error("--sparse needs the key type", "add --type u32, i32, u64 or i64");
-  const std::optional<KeyType> key = parse_key_type(*t);
-  if (!key) {
+  if (t && !parse_key_type(*t)) {
     if (parse_sample_type(*t))
       usage_error("--sparse counts 32- and 64-bit integer keys, not " + *t + " samples",
                   "use --type u32, i32, u64 or i64, or drop --sparse for a binned histogram");
     usage_error("unknown key type " + quote(*t), "use --type u32, i32, u64 or i64 with --sparse");
   }
   for (const char* option : {"--bins", "--range", "--edges", "--numpy", "--channels", "--active", "--weights",
-                             "--weight-type", "--per-file", "--strategy", kPlotOption})
+                             "--weight-type", "--per-file", "--strategy", kPlotOption, kLogOption})
     if (p.has(option))
       usage_error(std::string(option) + " cannot be combined with --sparse",
                   "drop " + std::string(option) + ": --sparse gives one (value, count) pair per value that occurs");
   const RunOptions run = parse_run_options(p);
-  InputSet inputs(input_operands(p), key_size(*key), std::string(to_string(*key)));
+  // The key type: --type, or the header of .npy inputs.
+  InputSet inputs(input_operands(p), 1, "byte");
   inputs.validate();
-  Progress progress(inputs.known_bytes(), inputs.all_known());
+  const NpyHeaders headers = read_npy_headers(inputs);
+  const std::string name = resolve_npy_type(t, headers, inputs);
+  if (name.empty()) usage_error("--sparse needs the key type", "add --type u32, i32, u64 or i64");
+  const std::optional<KeyType> key = parse_key_type(name);
+  if (!key)
+    input_error("the NumPy arrays hold " + name + " samples, and --sparse counts 32- and 64-bit integer keys",
+                "drop --sparse for a binned histogram");
+  inputs.set_sample(key_size(*key), name);
+  check_npy_sizes(headers, inputs);
+  Progress progress(inputs.known_bytes(), inputs.all_known(), !p.has("--no-progress"));
   std::vector<ValueCount> pairs;
   Backend backend = Backend::cpu;
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+    scan_input(inputs, i, headers, 1, [&](const unsigned char* d, std::uint64_t n) {
       call_with_fix([&] { pairs = merge_pairs(*key, pairs, sparse_histogram(*key, d, n, run.library, &backend)); });
     }, &progress);
   progress.finish();
@@ -573,6 +738,8 @@ std::vector<OptionSpec> count_option_specs() {
                              {"--weights", true},
                              {"--weight-type", true},
                              {kPlotOption, true},
+                             {kLogOption, false},
+                             {"--no-progress", false},
                              {"--sparse", false}});
   return specs;
 }
@@ -583,14 +750,18 @@ int run_count(const std::vector<std::string>& args) {
     write_stdout(kCountHelp);
     return 0;
   }
+  check_log_option(p);
   if (p.has("--sparse")) return count_sparse(p);
   // Usage first: names and conflicts (exit 2) ...
+  // The type: --type, else (once the inputs are open) the .npy headers', else u8.
   SampleType type = SampleType::u8;
-  if (auto t = p.value("--type")) {
-    auto parsed = parse_sample_type(*t);
-    if (!parsed && parse_key_type(*t))
-      usage_error(*t + " samples can only be counted with --sparse", "add --sparse for (value, count) pairs");
-    if (!parsed) usage_error("unknown sample type " + quote(*t), "use --type u8, i8, u16, i16, i32, u32, f32 or f64");
+  const std::optional<std::string> type_option = p.value("--type");
+  if (type_option) {
+    auto parsed = parse_sample_type(*type_option);
+    if (!parsed && parse_key_type(*type_option))
+      usage_error(*type_option + " samples can only be counted with --sparse", "add --sparse for (value, count) pairs");
+    if (!parsed)
+      usage_error("unknown sample type " + quote(*type_option), "use --type u8, i8, u16, i16, i32, u32, f32 or f64");
     type = *parsed;
   }
   if (p.has("--edges") && p.has("--bins"))
@@ -606,10 +777,11 @@ int run_count(const std::vector<std::string>& args) {
     usage_error(std::string(pixels ? "--channels" : "--weights") + " cannot be combined with --per-file",
                 "run levelhist once per file");
   SampleType weight_type = SampleType::f32;
-  if (auto t = p.value("--weight-type")) {
-    auto parsed = parse_sample_type(*t);
+  const std::optional<std::string> weight_type_option = p.value("--weight-type");
+  if (weight_type_option) {
+    auto parsed = parse_sample_type(*weight_type_option);
     if (!parsed || (*parsed != SampleType::f32 && *parsed != SampleType::f64))
-      usage_error("unknown weight type " + quote(*t), "use --weight-type f32 or f64");
+      usage_error("unknown weight type " + quote(*weight_type_option), "use --weight-type f32 or f64");
     weight_type = *parsed;
   }
   if (weighted && *p.value("--weights") == "-")
@@ -637,20 +809,51 @@ int run_count(const std::vector<std::string>& args) {
   std::optional<Binning> binning;
   if (!automatic) binning = static_binning(type, bin_args);
 
+  // The inputs are opened and the .npy headers read: they may give the type.
+  InputSet inputs(input_operands(p), 1, "byte");
+  inputs.validate();
+  const NpyHeaders headers = read_npy_headers(inputs);
+  if (const std::string name = resolve_npy_type(type_option, headers, inputs); !name.empty() && !type_option) {
+    const std::optional<SampleType> parsed = parse_sample_type(name);
+    if (!parsed)
+      usage_error("the NumPy arrays hold " + name + " samples, which can only be counted with --sparse",
+                  "add --sparse for (value, count) pairs");
+    if (*parsed != type) {
+      type = *parsed;
+      if (!automatic) binning = static_binning(type, bin_args);
+    }
+  }
+  if (pixels || weighted) check_npy_layout(headers, inputs, channels, pixels ? "--channels" : "--weights");
   // With --channels a "sample" of the inputs is a whole pixel.
   const std::uint64_t ss = sample_size(type);
   const std::string type_name = std::string(to_string(type));
-  InputSet inputs(input_operands(p), ss * channels,
-                  pixels ? std::to_string(channels) + "-channel " + type_name + " pixel" : type_name);
-  inputs.validate();
-  // The weights, read whole before any sample (one per sample, in order).
+  inputs.set_sample(ss * channels, pixels ? std::to_string(channels) + "-channel " + type_name + " pixel" : type_name);
+  check_npy_sizes(headers, inputs);
+  // The weights, read whole before any sample (one per sample, in order); a
+  // .npy file of them gives their type.
   std::vector<unsigned char> weights;
   if (weighted) {
-    InputSet weight_input({*p.value("--weights")}, sample_size(weight_type), std::string(to_string(weight_type)));
+    InputSet weight_input({*p.value("--weights")}, 1, "byte");
     weight_input.validate();
-    weight_input.scan(0, [&](const unsigned char* d, std::uint64_t n) {
-      weights.insert(weights.end(), d, d + n * sample_size(weight_type));
-    }, nullptr);
+    const NpyHeaders weight_header = read_npy_headers(weight_input);
+    if (weight_header[0]) {
+      const std::string name = npy_type_name(*weight_header[0], weight_input[0].label);
+      if (name != "f32" && name != "f64")
+        input_error("the weights in " + weight_input[0].label + " are " + name + ", not f32 or f64",
+                    "save them as float32 or float64");
+      if (weight_type_option && *weight_type_option != name)
+        usage_error("the weights in " + weight_input[0].label + " are " + name + " (NumPy dtype " +
+                        quote(weight_header[0]->descr) + "), not " + *weight_type_option + " as --weight-type says",
+                    "drop --weight-type: the .npy header gives the type");
+      weight_type = *parse_sample_type(name);
+      check_npy_layout(weight_header, weight_input, 1, "--weights");
+    }
+    weight_input.set_sample(sample_size(weight_type), std::string(to_string(weight_type)));
+    check_npy_sizes(weight_header, weight_input);
+    for (std::size_t i = 0; i < weight_input.size(); ++i)
+      scan_input(weight_input, i, weight_header, 1, [&](const unsigned char* d, std::uint64_t n) {
+        weights.insert(weights.end(), d, d + n * sample_size(weight_type));
+      }, nullptr);
   }
   const std::uint64_t weight_count = weights.size() / sample_size(weight_type);
   auto weights_mismatch = [&](std::uint64_t samples) {
@@ -659,17 +862,19 @@ int run_count(const std::vector<std::string>& args) {
                 "give one " + std::string(to_string(weight_type)) + " weight per sample");
   };
   if (weighted && inputs.all_known() && inputs.known_bytes() / ss != weight_count) weights_mismatch(inputs.known_bytes() / ss);
+  const bool show_progress = !p.has("--no-progress");
   if (automatic) {
-    Progress spill_progress(0, false);
+    Progress spill_progress(0, false, show_progress);
     inputs.make_rescannable(&spill_progress);
+    check_npy_sizes(headers, inputs);  // a piped .npy is sized now
   }
   const unsigned passes = automatic ? 2 : 1;
-  Progress progress(inputs.known_bytes() * passes, inputs.all_known());
+  Progress progress(inputs.known_bytes() * passes, inputs.all_known(), show_progress);
 
   if (automatic) {
     Extent extent;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+      scan_input(inputs, i, headers, channels, [&](const unsigned char* d, std::uint64_t n) {
         if (!pixels) return extent.merge(extent_of(type, d, n, run.library.threads));
         for (unsigned c = 0; c < channels; ++c)  // the active channels' samples only
           if (active >> c & 1u) extent.merge(extent_of(type, d + c * ss, n, run.library.threads, ss * channels));
@@ -690,7 +895,7 @@ int run_count(const std::vector<std::string>& args) {
   if (pixels) {
     std::vector<Histogram> channel_hists(hists, Histogram(*binning));
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
+      scan_input(inputs, i, headers, channels, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
         fill(channel_hists, levelhist::Input::array(d, n * channels));
       }, &progress);
     progress.finish();
@@ -702,7 +907,9 @@ int run_count(const std::vector<std::string>& args) {
           ChannelStyle style = channel_style(c, channels);
           series.push_back({style.label, &channel_hists[h++], style.color});
         }
-      plot = stage_plot(*plot_path, histogram_chart(series, inputs_title(inputs)));
+      plot::Chart chart = histogram_chart(series, inputs_title(inputs));
+      if (p.has(kLogOption)) use_log_counts(chart);
+      plot = stage_plot(*plot_path, chart);
     }
     write_stdout_then_commit(render_channels(run.format, type, channels, active, channel_hists, inputs, strategy),
                              plot);
@@ -712,7 +919,7 @@ int run_count(const std::vector<std::string>& args) {
     WeightedHistogram sums(*binning);
     std::uint64_t used = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {
+      scan_input(inputs, i, headers, 1, [&](const unsigned char* d, std::uint64_t n) {
         if (n > weight_count - used) weights_mismatch(~std::uint64_t{0});
         fill(sums, levelhist::Input::array(d, n, weights.data() + used * sample_size(weight_type)));
         used += n;
@@ -723,7 +930,9 @@ int run_count(const std::vector<std::string>& args) {
     if (plot_path) {
       BarSeries bars{"", {}, ""};
       for (std::uint64_t i = 0; i < binning->bins(); ++i) bars.values.push_back(sums.sum(i));
-      plot = stage_plot(*plot_path, bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights"));
+      plot::Chart chart = bars_chart(*binning, {bars}, inputs_title(inputs), "sum of weights");
+      if (p.has(kLogOption)) use_log_counts(chart);
+      plot = stage_plot(*plot_path, chart);
     }
     write_stdout_then_commit(
         render_weighted(run.format, type, weight_type, *p.value("--weights"), sums, inputs, strategy), plot);
@@ -735,7 +944,8 @@ int run_count(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Histogram* target = &all;
     if (per_file_mode) target = &per_file.emplace_back(*binning);
-    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) { fill(*target, levelhist::Input::array(d, n)); }, &progress);
+    scan_input(inputs, i, headers, 1, [&](const unsigned char* d, std::uint64_t n) { fill(*target, levelhist::Input::array(d, n)); },
+               &progress);
     if (per_file_mode) all += *target;
   }
   progress.finish();
@@ -746,8 +956,9 @@ int run_count(const std::vector<std::string>& args) {
   if (plot_path) {
     std::vector<HistogramSeries> series;
     for (std::size_t f = 0; f < per_file.size(); ++f) series.push_back({input_name(inputs[f]), &per_file[f], ""});
-    plot = stage_plot(*plot_path, per_file_mode ? histogram_chart(series, inputs_title(inputs))
-                                                : histogram_chart(all, inputs_title(inputs)));
+    plot::Chart chart = per_file_mode ? histogram_chart(series, inputs_title(inputs)) : histogram_chart(all, inputs_title(inputs));
+    if (p.has(kLogOption)) use_log_counts(chart);
+    plot = stage_plot(*plot_path, chart);
   }
   write_stdout_then_commit(render(run.format, type, all, per_file, inputs, per_file_mode, strategy), plot);
   return 0;

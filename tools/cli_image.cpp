@@ -1,6 +1,8 @@
 // `levelhist image`, `threshold` and `equalize`: the image workflow of Wilt
 // part 1, Figures 1-3 (read an image, histogram its channels, binarize or
 // equalize it, write it).
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -8,7 +10,7 @@
 
 #include "cli.hpp"
 #include "cli_plot.hpp"
-#include "image/file_names.hpp"
+#include "json.hpp"
 #include "levelhist/image.hpp"
 #include "levelhist/image_ops.hpp"
 #include "levelhist/plot.hpp"
@@ -16,8 +18,9 @@
 namespace levelhist::cli {
 
 const char* const kImageHelp =
-    "Usage: levelhist image [OPTION]... FILE\n"
-    "The histogram of every channel of an image (PGM, PPM or PNG) and its statistics:\n"
+    "Usage: levelhist image [OPTION]... FILE|-\n"
+    "The histogram of every channel of an image (PGM, PPM, PNG, JPEG or TIFF; '-' reads\n"
+    "it from standard input) and its statistics:\n"
     "min, max, mean, median and the 1st, 5th, 25th, 75th, 95th and 99th percentiles\n"
     "(nearest rank: the smallest value with at least p% of the samples at or below it).\n"
     "One bin per value: 256 for 8-bit images, 65536 for 16-bit ones.\n"
@@ -28,6 +31,8 @@ const char* const kImageHelp =
     "                    channel with name, counts and the statistics\n"
     "  --plot OUT        also draw the histograms, one color per channel, into OUT\n"
     "                    (.svg, or .png in builds with PNG support)\n"
+    "  --log             the plot's count axis logarithmic (a spike at one value no\n"
+    "                    longer flattens the rest); needs --plot\n"
     "  --backend B       auto (default), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
@@ -39,31 +44,37 @@ const char* const kImageHelp =
     "Example: levelhist image --format json --plot hist.svg photo.png\n";
 
 const char* const kThresholdHelp =
-    "Usage: levelhist threshold FILE -o OUT (--value T | --otsu)\n"
+    "Usage: levelhist threshold FILE|- -o OUT (--value T | --otsu) [--invert]\n"
     "Binarize a gray image as OpenCV's THRESH_BINARY: samples above T become the\n"
-    "image's maxval, the others 0. Prints the threshold used (\"threshold T\").\n"
+    "image's maxval, the others 0. Prints the threshold used (\"threshold T\"), on\n"
+    "standard error when the image goes to standard output.\n"
     "\n"
     "  -o, --output OUT  the binarized image; the format follows OUT's extension\n"
-    "                    (.pgm, .pnm or .png); never the input file\n"
+    "                    (.pgm, .pnm, .png, .tif, .jpg); '-' writes Netpbm to standard\n"
+    "                    output; never the input file\n"
     "  --value T         the threshold, 0..65535\n"
     "  --otsu            Otsu's threshold from the image's histogram, exactly as\n"
     "                    OpenCV's THRESH_OTSU computes it\n"
+    "  --invert          samples above T become 0, the others the maxval\n"
+    "                    (OpenCV's THRESH_BINARY_INV)\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
     "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
     "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
     "  -h, --help        show this help\n"
     "\n"
     "OUT is written whole or not at all. Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
-    "Example: levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n";
+    "Examples: levelhist threshold coins.pgm -o coins-bw.pgm --otsu\n"
+    "          pngtopnm photo.png | levelhist threshold - -o - --otsu | pnmtopng > bw.png\n";
 
 const char* const kEqualizeHelp =
-    "Usage: levelhist equalize FILE -o OUT\n"
+    "Usage: levelhist equalize FILE|- -o OUT\n"
     "Histogram equalization of an 8-bit gray image, as OpenCV's equalizeHist: value v\n"
     "becomes round((cdf(v) - cdf_min) * 255 / (pixels - cdf_min)); an image of one\n"
     "value is written unchanged.\n"
     "\n"
     "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
-    "                    (.pgm, .pnm or .png); never the input file\n"
+    "                    (.pgm, .pnm, .png, .tif, .jpg); '-' writes Netpbm to standard\n"
+    "                    output; never the input file\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
     "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
     "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
@@ -78,31 +89,37 @@ namespace fs = std::filesystem;
 
 // ---- what the three commands share ------------------------------------------------
 
-// The one FILE operand.
+// The one FILE operand ("-": standard input).
 std::string single_input(const ParsedArgs& p, const std::string& command) {
   if (p.operands.size() != 1)
     usage_error("'" + command + "' takes one image FILE, not " + std::to_string(p.operands.size()),
                 "see 'levelhist " + command + " --help'");
-  if (p.operands[0] == "-")
-    usage_error("'" + command + "' reads an image file, not standard input", "give the image's file name");
   return p.operands[0];
 }
 
-// The image, its read errors naming the file as every CLI message does (quoted).
+// How an input is named in output headers and plot titles.
+std::string input_label(const std::string& file) { return file == "-" ? "standard input" : display_name(file); }
+
+// The image, its read errors naming the file as every CLI message does
+// (quoted; standard input as "standard input").
 image::Image read_input_image(const std::string& file, const image::ReadLimits& limits) {
+  if (file == "-") return call_with_fix([&] { return image::read_image(STDIN_FILENO, "standard input", limits); });
   return call_naming(file, [&] { return image::read_image(file, limits); });
 }
 
 // The format of an output image, from its extension, checked before any input
-// is read: an extension levelhist cannot write is a usage error.
+// is read: an extension levelhist cannot write is a usage error. Standard
+// output ("-") gets Netpbm, as the Netpbm tools pass images through pipes.
 image::FileFormat output_format(const std::string& path) {
-  const std::string ext = levelhist::detail::lower_extension(path);
-  if (ext == ".pgm" || ext == ".ppm" || ext == ".pnm") return image::FileFormat::pnm;
-  if (ext == ".png" && image::png_supported()) return image::FileFormat::png;
-  if (ext == ".png")
-    usage_error("-o " + quote(path) + ": PNG output needs libpng at build time", "name a .pgm or .pnm file");
-  usage_error("-o " + quote(path) + ": cannot tell the image format from the name",
-              "name a .pgm, .ppm, .pnm or .png file");
+  if (path == "-") return image::FileFormat::pnm;
+  const std::optional<image::FileFormat> format = image::format_of_extension(path);
+  if (!format)
+    usage_error("-o " + quote(path) + ": cannot tell the image format from the name",
+                "name a .pgm, .ppm, .pnm, .png, .tif or .jpg file, or - for Netpbm on standard output");
+  if (!image::format_supported(*format))
+    usage_error("-o " + quote(path) + ": " + image::format_name(*format) + " output is not in this build (its library "
+                "was missing at build time)", "name a .pgm or .pnm file");
+  return *format;
 }
 
 // The run options without --format (threshold and equalize print no table),
@@ -136,6 +153,16 @@ void require_gray(const image::Image& img, const std::string& path, const std::s
   input_error(quote(path) + " holds " + describe_shape(img) + " pixels; '" + command + "' works on " + needs +
                   " images only" + (eight_bit ? " (as OpenCV's equalizeHist)" : ""),
               "convert it to " + needs + " first");
+}
+
+// JPEG holds 8-bit samples only: a 16-bit input cannot go there. Known only
+// once the image is read, so an input error (exit 1), naming both files.
+void check_output_fits(const image::Image& img, image::FileFormat format, const std::string& file,
+                       const std::string& out) {
+  if (format == image::FileFormat::jpeg && img.bit_depth != 8)
+    input_error(quote(file) + " holds " + describe_shape(img) + " pixels, and JPEG (-o " + quote(out) +
+                    ") holds 8-bit samples only",
+                "name a .png, .tif or .pgm output");
 }
 
 // One histogram per channel, counted by the strategy the run options pick.
@@ -188,7 +215,7 @@ std::string render_table(const ImageReport& r) {
   const std::uint64_t values = std::uint64_t{r.img.maxval} + 1;
   const std::uint64_t group = (values + kTableBars - 1) / kTableBars;
   const int width = terminal_width();
-  std::string out = display_name(r.file) + ": " + std::to_string(r.img.width) + " x " +
+  std::string out = input_label(r.file) + ": " + std::to_string(r.img.width) + " x " +
                     std::to_string(r.img.height) + ", " + describe_shape(r.img) + ", maxval " +
                     std::to_string(r.img.maxval) + "\n";
   for (std::size_t c = 0; c < r.hists.size(); ++c) {
@@ -220,35 +247,34 @@ std::string render_csv(const ImageReport& r) {
 }
 
 std::string render_json(const ImageReport& r) {
-  std::string out = "{\n";
-  out += "  \"command\": \"image\",\n";
-  out += "  \"file\": " + json_string(r.file) + ",\n";
-  out += "  \"width\": " + std::to_string(r.img.width) + ",\n";
-  out += "  \"height\": " + std::to_string(r.img.height) + ",\n";
+  Json doc = json_document("image");
+  doc["file"] = r.file;
+  doc["width"] = r.img.width;
+  doc["height"] = r.img.height;
   // "channels" is the list below, so the count has its own name.
-  out += "  \"channel_count\": " + std::to_string(r.img.channels) + ",\n";
-  out += "  \"bit_depth\": " + std::to_string(r.img.bit_depth) + ",\n";
-  out += "  \"maxval\": " + std::to_string(r.img.maxval) + ",\n";
-  out += "  \"strategy\": " + json_string(r.strategy) + ",\n";
-  out += "  \"channels\": [";
+  doc["channel_count"] = r.img.channels;
+  doc["bit_depth"] = r.img.bit_depth;
+  doc["maxval"] = r.img.maxval;
+  doc["strategy"] = r.strategy;
+  Json list = Json::array();
   for (std::size_t c = 0; c < r.hists.size(); ++c) {
     const image::ChannelStats& s = r.stats[c];
-    out += c ? ",\n    {\n" : "\n    {\n";
-    out += "      \"name\": " + json_string(r.names[c]) + ",\n";
-    out += "      \"counts\": [";
-    for (std::uint64_t v = 0; v < r.hists[c].bins(); ++v) out += (v ? ", " : "") + std::to_string(r.hists[c].count(v));
-    out += "],\n";
-    out += "      \"min\": " + std::to_string(s.min) + ",\n";
-    out += "      \"max\": " + std::to_string(s.max) + ",\n";
-    out += "      \"mean\": " + format_number(s.mean) + ",\n";
-    out += "      \"median\": " + std::to_string(s.median) + ",\n";
-    out += "      \"percentiles\": {";
-    for (std::size_t k = 0; k < image::kPercentiles.size(); ++k)
-      out += (k ? ", " : "") + json_string(percentile_name(k)) + ": " + std::to_string(s.percentiles[k]);
-    out += "}\n    }";
+    Json entry = Json::object();
+    entry["name"] = r.names[c];
+    Json counts = Json::array();
+    for (std::uint64_t v = 0; v < r.hists[c].bins(); ++v) counts.push_back(r.hists[c].count(v));
+    entry["counts"] = std::move(counts);
+    entry["min"] = s.min;
+    entry["max"] = s.max;
+    entry["mean"] = s.mean;
+    entry["median"] = s.median;
+    Json percentiles = Json::object();
+    for (std::size_t k = 0; k < image::kPercentiles.size(); ++k) percentiles[percentile_name(k)] = s.percentiles[k];
+    entry["percentiles"] = std::move(percentiles);
+    list.push_back(std::move(entry));
   }
-  out += "\n  ]\n}\n";
-  return out;
+  doc["channels"] = std::move(list);
+  return json_text(doc);
 }
 
 // Values per plotted bar: one per value up to this many values, else grouped
@@ -270,7 +296,8 @@ plot::Chart histogram_chart(const ImageReport& r) {
   }
   const Binning binning = group == 1 ? Binning::even(bars, 0, static_cast<double>(values))
                                      : Binning::even(bars, 0, static_cast<double>(bars * group));
-  const std::string title = display_name(fs::path(r.file).filename().string()) + ": histogram per channel";
+  const std::string title =
+      (r.file == "-" ? input_label(r.file) : display_name(fs::path(r.file).filename().string())) + ": histogram per channel";
   plot::Chart chart =
       bars_chart(binning, series, title, group == 1 ? "pixels" : "pixels per " + std::to_string(group) + " values");
   chart.x.label = "sample value";
@@ -282,6 +309,7 @@ plot::Chart histogram_chart(const ImageReport& r) {
 int run_image(const std::vector<std::string>& args) {
   std::vector<OptionSpec> specs = run_option_specs();
   specs.push_back({"--plot", true});
+  specs.push_back({kLogOption, false});
   specs.push_back({"--max-pixels", true});
   ParsedArgs p = parse_args("image", args, specs);
   if (p.help) {
@@ -294,6 +322,7 @@ int run_image(const std::vector<std::string>& args) {
     check_plot_path(*plot_path);  // a usage error for an unknown extension, before any work
     refuse_overwriting_input(file, *plot_path, "--plot");
   }
+  check_log_option(p);
   RunOptions run = parse_run_options(p);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
@@ -302,7 +331,11 @@ int run_image(const std::vector<std::string>& args) {
   for (const Histogram& h : report.hists) report.stats.push_back(image::stats(h));
   // The plot is staged before the report and appears only once the report is out.
   detail::StagedOutput plot;
-  if (plot_path) plot = stage_plot(*plot_path, histogram_chart(report));
+  if (plot_path) {
+    plot::Chart chart = histogram_chart(report);
+    if (p.has(kLogOption)) use_log_counts(chart);
+    plot = stage_plot(*plot_path, chart);
+  }
   switch (run.format) {
     case Format::table: write_stdout_then_commit(render_table(report), plot); break;
     case Format::csv: write_stdout_then_commit(render_csv(report), plot); break;
@@ -313,7 +346,7 @@ int run_image(const std::vector<std::string>& args) {
 
 int run_threshold(const std::vector<std::string>& args) {
   ParsedArgs p = parse_args("threshold", args, image_run_specs({{"-o", true}, {"--output", true}, {"--value", true},
-                                                                 {"--otsu", false}}));
+                                                                 {"--otsu", false}, {"--invert", false}}));
   if (p.help) {
     write_stdout(kThresholdHelp);
     return 0;
@@ -327,6 +360,8 @@ int run_threshold(const std::vector<std::string>& args) {
   RunOptions run = parse_run_options(p);
   std::uint32_t t = 0;
   if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
+  // The image on standard output: the report goes to standard error (known before any input is read).
+  const bool image_to_stdout = names_standard_output(out);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "threshold", false);
@@ -334,9 +369,18 @@ int run_threshold(const std::vector<std::string>& args) {
     StrategyLog log;
     t = image::otsu_threshold(count_channels(img, run.library, log).front());
   }
+  check_output_fits(img, format, file, out);
+  const std::vector<std::uint8_t> bytes =
+      call_with_fix([&] { return image::encode_image(image::threshold(img, t, p.has("--invert")), format); });
+  const std::string report = "threshold " + std::to_string(t) + "\n";
+  if (image_to_stdout) {
+    write_output(out, bytes, "-o");
+    write_stderr_report(report);
+    return 0;
+  }
   // OUT appears only once "threshold T" is printed: a failed standard output leaves no OUT.
-  detail::StagedOutput staged = stage_output(out, image::encode_image(image::threshold(img, t), format), "-o", true);
-  write_stdout_then_commit("threshold " + std::to_string(t) + "\n", staged);
+  detail::StagedOutput staged = stage_output(out, bytes, "-o", true);
+  write_stdout_then_commit(report, staged);
   return 0;
 }
 
@@ -353,8 +397,9 @@ int run_equalize(const std::vector<std::string>& args) {
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "equalize", true);
+  check_output_fits(img, format, file, out);
   const image::Image equalized = call_with_fix([&] { return image::equalize(img, run.library); });
-  write_output(out, image::encode_image(equalized, format), "-o");
+  write_output(out, call_with_fix([&] { return image::encode_image(equalized, format); }), "-o");
   return 0;
 }
 

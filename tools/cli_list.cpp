@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli.hpp"
+#include "json.hpp"
 #include "levelhist/cuda.hpp"
 
 namespace levelhist::cli {
@@ -10,7 +11,7 @@ namespace levelhist::cli {
 const char* const kListHelp =
     "Usage: levelhist list [--format table|csv|json]\n"
     "       levelhist list --why [--type T] [--bins N --range LO:HI | --edges E0,E1,..]\n"
-    "                          [--channels N [--active LIST]] [--weight-type T] [--backend B]\n"
+    "                          [--numpy] [--channels N [--active LIST]] [--weight-type T] [--backend B]\n"
     "List the strategies of this build: name, backend, whether it can run on this\n"
     "machine (and why not), what it is, and the work it comes from (docs/REFERENCES.md).\n"
     "Give a name to --strategy of 'count' or 'text'.\n"
@@ -129,19 +130,22 @@ int run_list(const std::vector<std::string>& args) {
       out += csv_field(r.s->name) + "," + std::string(to_string(r.s->backend)) + "," + (r.available ? "yes" : "no") +
              "," + csv_field(r.reason) + "," + csv_field(r.s->summary) + "," + csv_field(r.s->source) + "\n";
   } else if (format == Format::json) {
-    out = "{\n  \"command\": \"list\",\n";
-    out += "  \"built_with_cuda\": " + std::string(built_with_cuda() ? "true" : "false") + ",\n";
-    out += "  \"device\": " + json_string(cuda::describe_device()) + ",\n";
-    out += "  \"strategies\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      out += i ? ",\n" : "\n";
-      out += "    {\"name\": " + json_string(r.s->name) + ", \"backend\": " + json_string(to_string(r.s->backend)) +
-             ", \"available\": " + (r.available ? "true" : "false") + ", \"reason\": " +
-             (r.available ? std::string("null") : json_string(r.reason)) + ", \"summary\": " +
-             json_string(r.s->summary) + ", \"source\": " + json_string(r.s->source) + "}";
+    Json doc = json_document("list");
+    doc["built_with_cuda"] = built_with_cuda();
+    doc["device"] = cuda::describe_device();
+    Json list = Json::array();
+    for (const Row& r : rows) {
+      Json entry = Json::object();
+      entry["name"] = std::string(r.s->name);
+      entry["backend"] = std::string(to_string(r.s->backend));
+      entry["available"] = r.available;
+      entry["reason"] = r.available ? Json(nullptr) : Json(r.reason);
+      entry["summary"] = std::string(r.s->summary);
+      entry["source"] = std::string(r.s->source);
+      list.push_back(std::move(entry));
     }
-    out += rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    doc["strategies"] = std::move(list);
+    out = json_text(doc);
   } else {
     std::size_t name_w = 4, backend_w = 7;
     for (const Row& r : rows) name_w = std::max(name_w, std::string(r.s->name).size());

@@ -21,6 +21,25 @@ void check_plot_path(const std::string& path) {
     usage_error("--plot " + quote(path) + ": PNG output needs libpng at build time", "name an .svg file");
 }
 
+void check_log_option(const ParsedArgs& p) {
+  if (p.has(kLogOption) && !p.has(kPlotOption))
+    usage_error("--log makes the plot's count axis logarithmic, and there is no plot", "add --plot OUT, or drop --log");
+}
+
+void use_log_counts(plot::Chart& chart) {
+  chart.y.scale = plot::Scale::log10;
+  chart.y.min = 0.5;
+  // Ticks at 1, 2, 5, 10, ... (none below 1: no count is a fraction), plain
+  // numbers up to 10^5, powers of ten above.
+  chart.y.tick_label = [](double v) -> std::string {
+    if (v < 1.0) return "";
+    if (v < 1e5) return format_number(v);
+    const double e = std::log10(v);
+    return e == std::floor(e) ? "10^" + format_number(e) : format_number(v);
+  };
+  chart.y.label += " (log scale)";
+}
+
 plot::Chart bars_chart(const Binning& binning, const std::vector<BarSeries>& series, const std::string& title,
                        const std::string& y_label) {
   plot::Chart chart;

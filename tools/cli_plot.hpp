@@ -9,14 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "args.hpp"
 #include "image/file_io.hpp"
 #include "levelhist/histogram.hpp"
 #include "levelhist/plot.hpp"
 
 namespace levelhist::cli {
 
-// The --plot option of a command: "--plot" with a value.
+// The --plot option of a command: "--plot" with a value; --log (a flag) makes
+// its count axis logarithmic.
 inline constexpr const char* kPlotOption = "--plot";
+inline constexpr const char* kLogOption = "--log";
+
+// A usage error for --log without --plot.
+void check_log_option(const ParsedArgs& p);
+
+// Makes a bar chart's y axis (counts or sums) logarithmic, base 10: a spike
+// (all the zeros of a photograph's background) no longer flattens the other
+// bars. The axis starts at 0.5, so a bar of 1 still shows; bars of 0 or less
+// are not drawn (log 0 is -infinity).
+void use_log_counts(plot::Chart& chart);
 
 // Usage errors (exit 2) a --plot path can be found to have before any input is
 // read: an extension other than .svg/.png, or .png in a build without libpng.

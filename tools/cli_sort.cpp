@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "input.hpp"
+#include "npy.hpp"
 #include "levelhist/sort.hpp"
 
 namespace levelhist::cli {
@@ -28,6 +29,8 @@ const char* const kSortHelp =
     "                    output; a device or FIFO is written in place, a link followed)\n"
     "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "  --no-progress     never show the progress bar (shown on a terminal for\n"
+    "                    inputs over 256 MiB)\n"
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (a size that is not a whole number of samples,\n"
@@ -36,7 +39,7 @@ const char* const kSortHelp =
 
 int run_sort(const std::vector<std::string>& args) {
   ParsedArgs p = parse_args("sort", args, {{"--type", true}, {"-o", true}, {"--output", true}, {"--backend", true},
-                                           {"--threads", true}});
+                                           {"--threads", true}, {"--no-progress", false}});
   if (p.help) {
     write_stdout(kSortHelp);
     return 0;
@@ -58,9 +61,14 @@ int run_sort(const std::vector<std::string>& args) {
 
   InputSet inputs({in}, sample_size(type), std::string(to_string(type)));
   inputs.validate();
+  // The output is raw samples: a .npy input's header would be sorted with its
+  // data, and its shape lost.
+  if (npy::has_magic(inputs.peek(0, npy::kPreambleSize)))
+    input_error(inputs[0].label + " is a NumPy .npy file, and sort takes raw samples",
+                "write the raw samples with a.tofile('x.raw'), or count the file with 'levelhist count'");
   std::vector<unsigned char> data;
   if (inputs.all_known()) data.reserve(inputs.known_bytes());
-  Progress progress(inputs.known_bytes(), inputs.all_known());
+  Progress progress(inputs.known_bytes(), inputs.all_known(), !p.has("--no-progress"));
   inputs.scan(0, [&](const unsigned char* d, std::uint64_t n) { data.insert(data.end(), d, d + n * sample_size(type)); },
               &progress);
   progress.finish();

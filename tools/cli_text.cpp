@@ -2,6 +2,7 @@
 // (Figs. 9.1 and 9.2) over files or standard input.
 #include "cli.hpp"
 #include "input.hpp"
+#include "json.hpp"
 #include "levelhist/text.hpp"
 
 namespace levelhist::cli {
@@ -15,8 +16,11 @@ const char* const kTextHelp =
     "byte (uppercase, digits, spaces, non-ASCII) is counted as 'other'.\n"
     "\n"
     "  --fold-case       count 'A'..'Z' as their lowercase letters\n"
-    "  --format F        table (default), csv (bin,letters,count) or json\n"
+    "  --format F        table (default), csv (bin,letters,count; a last row 'other')\n"
+    "                    or json\n"
     "  --per-file        one histogram per FILE, each labelled\n"
+    "  --no-progress     never show the progress bar (shown on a terminal for\n"
+    "                    inputs over 256 MiB)\n"
     "  --backend B       auto (default), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
@@ -37,22 +41,23 @@ std::string table_of(const Histogram& h, int width) {
                          {"total", std::to_string(h.total())}});
 }
 
-std::string json_counts(const Histogram& h) {
-  std::string out = "[";
-  for (std::uint64_t i = 0; i < h.bins(); ++i) out += (i ? ", " : "") + std::to_string(h.count(i));
-  return out + "]";
+Json counts_of(const Histogram& h) {
+  Json counts = Json::array();
+  for (std::uint64_t i = 0; i < h.bins(); ++i) counts.push_back(h.count(i));
+  return counts;
 }
 
-std::string json_totals(const Histogram& h, const std::string& indent) {
-  return indent + "\"letters\": " + std::to_string(letters_of(h)) + ",\n" + indent + "\"other\": " +
-         std::to_string(text::other(h)) + ",\n" + indent + "\"total\": " + std::to_string(h.total());
+void add_totals(Json& object, const Histogram& h) {
+  object["letters"] = letters_of(h);
+  object["other"] = text::other(h);
+  object["total"] = h.total();
 }
 
 }  // namespace
 
 int run_text(const std::vector<std::string>& args) {
   std::vector<OptionSpec> specs = run_option_specs();
-  specs.insert(specs.end(), {{"--fold-case", false}, {"--per-file", false}});
+  specs.insert(specs.end(), {{"--fold-case", false}, {"--per-file", false}, {"--no-progress", false}});
   ParsedArgs p = parse_args("text", args, specs);
   if (p.help) {
     write_stdout(kTextHelp);
@@ -66,7 +71,7 @@ int run_text(const std::vector<std::string>& args) {
   inputs.validate();
   const Binning bytes_binning = Binning::per_value(SampleType::u8);
   const Plan plan = make_plan(Request::counts(SampleType::u8, bytes_binning), run.library);
-  Progress progress(inputs.known_bytes(), inputs.all_known());
+  Progress progress(inputs.known_bytes(), inputs.all_known(), !p.has("--no-progress"));
 
   // Count bytes (256 bins) and fold them into letters afterwards: one pass,
   // any strategy, and --fold-case costs nothing.
@@ -97,38 +102,40 @@ int run_text(const std::vector<std::string>& args) {
     }
   } else if (run.format == Format::csv) {
     out = per_file_mode ? "file,bin,letters,count\n" : "bin,letters,count\n";
+    // The 7 letter bins, then every other byte, so the rows add up to the total.
     auto rows = [&](const Histogram& h, const std::string& prefix) {
       for (std::uint64_t i = 0; i < text::kLetterBins; ++i)
         out += prefix + std::to_string(i) + "," + std::string(text::letter_bin_label(i)) + "," +
                std::to_string(h.count(i)) + "\n";
+      out += prefix + "other,," + std::to_string(text::other(h)) + "\n";
     };
     if (!per_file_mode) rows(all, "");
     for (std::size_t f = 0; f < per_file.size(); ++f) rows(per_file[f], csv_field(inputs[f].arg) + ",");
   } else {
-    out = "{\n  \"command\": \"text\",\n";
-    out += "  \"fold_case\": " + std::string(fold ? "true" : "false") + ",\n";
-    out += "  \"files\": [";
-    for (std::size_t f = 0; f < inputs.size(); ++f) out += (f ? ", " : "") + json_string(inputs[f].arg);
-    out += "],\n";
-    out += "  \"strategy\": " + json_string(std::string(plan.strategy().name)) + ",\n";
-    out += "  \"bins\": " + std::to_string(text::kLetterBins) + ",\n";
-    out += "  \"labels\": [";
-    for (std::uint64_t i = 0; i < text::kLetterBins; ++i)
-      out += (i ? ", " : "") + json_string(text::letter_bin_label(i));
-    out += "],\n";
-    out += "  \"counts\": " + json_counts(all) + ",\n";
-    out += json_totals(all, "  ");
+    Json doc = json_document("text");
+    doc["fold_case"] = fold;
+    Json files = Json::array();
+    for (std::size_t f = 0; f < inputs.size(); ++f) files.push_back(inputs[f].arg);
+    doc["files"] = std::move(files);
+    doc["strategy"] = std::string(plan.strategy().name);
+    doc["bins"] = text::kLetterBins;
+    Json labels = Json::array();
+    for (std::uint64_t i = 0; i < text::kLetterBins; ++i) labels.push_back(std::string(text::letter_bin_label(i)));
+    doc["labels"] = std::move(labels);
+    doc["counts"] = counts_of(all);
+    add_totals(doc, all);
     if (per_file_mode) {
-      out += ",\n  \"per_file\": [";
+      Json list = Json::array();
       for (std::size_t f = 0; f < per_file.size(); ++f) {
-        out += f ? ",\n    {\n" : "\n    {\n";
-        out += "      \"file\": " + json_string(inputs[f].arg) + ",\n";
-        out += "      \"counts\": " + json_counts(per_file[f]) + ",\n";
-        out += json_totals(per_file[f], "      ") + "\n    }";
+        Json entry = Json::object();
+        entry["file"] = inputs[f].arg;
+        entry["counts"] = counts_of(per_file[f]);
+        add_totals(entry, per_file[f]);
+        list.push_back(std::move(entry));
       }
-      out += "\n  ]";
+      doc["per_file"] = std::move(list);
     }
-    out += "\n}\n";
+    out = json_text(doc);
   }
   write_stdout(out);
   return 0;

@@ -50,38 +50,6 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (std::size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else if (c >= 0x80) {
-      std::size_t len = utf8_sequence_length(text, i);
-      if (len == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text.substr(i, len));
-        i += len;
-      }
-      continue;
-    } else {
-      out += static_cast<char>(c);
-    }
-    ++i;
-  }
-  out += '"';
-  return out;
-}
-
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
@@ -166,6 +134,18 @@ void write_stdout(std::string_view text) {
       input_error(std::string("cannot write the output: ") + std::strerror(errno),
                   "check where standard output goes (a full disk?)");
     }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+void write_stderr_report(std::string_view text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
     p += n;
     left -= static_cast<std::size_t>(n);
   }

@@ -14,12 +14,9 @@ Format parse_format(std::string_view text);
 // The shortest text that reads back as exactly `v` (std::to_chars): integers
 // print as integers ("256", "-128"), other values with as many digits as they
 // need ("0.1", "3.0000000000000004", "1e+300"). Valid in JSON and CSV for every
-// finite value; never called with NaN or infinity.
+// finite value; never called with NaN or infinity. (JSON documents: json.hpp.)
 std::string format_number(double v);
 
-// A JSON string literal: quotes, backslashes and control characters escaped,
-// invalid UTF-8 bytes replaced by U+FFFD, so the output is always valid JSON.
-std::string json_string(std::string_view text);
 // The length of the valid UTF-8 sequence that starts at text[i] (1 for
 // ASCII), or 0 when the byte there does not start one.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
@@ -45,5 +42,8 @@ std::string render_summary(const std::vector<std::pair<std::string, std::string>
 // reason when the write fails, and BrokenPipe when the reader went away (EPIPE).
 struct BrokenPipe {};
 void write_stdout(std::string_view text);
+// Writes a report to stderr (fd 2) where stdout carries data (`threshold -o -`);
+// a failure there is not worth an error.
+void write_stderr_report(std::string_view text);
 
 }  // namespace levelhist::cli

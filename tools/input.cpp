@@ -149,8 +149,8 @@ struct Fd {
 
 // ---- Progress ------------------------------------------------------------------
 
-Progress::Progress(std::uint64_t total_bytes, bool total_known)
-    : enabled_(isatty(STDERR_FILENO) == 1),
+Progress::Progress(std::uint64_t total_bytes, bool total_known, bool wanted)
+    : enabled_(wanted && isatty(STDERR_FILENO) == 1),
       total_(total_bytes),
       total_known_(total_known),
       threshold_(env_bytes("LEVELHIST_PROGRESS_BYTES", kDefaultProgress)),
@@ -226,8 +226,82 @@ InputSet::InputSet(const std::vector<std::string>& args, std::size_t sample_size
 }
 
 InputSet::~InputSet() {
-  for (Input& in : inputs_)
+  for (Input& in : inputs_) {
     if (in.spill_fd >= 0) ::close(in.spill_fd);
+    if (in.held_fd >= 0) ::close(in.held_fd);
+  }
+}
+
+void InputSet::set_sample(std::size_t sample_size, std::string type_name) {
+  sample_size_ = sample_size;
+  type_name_ = std::move(type_name);
+  for (const Input& in : inputs_)
+    if (in.sized && in.bytes % sample_size_ != 0) ragged(in, in.bytes);
+}
+
+std::vector<unsigned char> InputSet::peek(std::size_t i, std::size_t n) {
+  Input& in = inputs_[i];
+  if (in.sized) {
+    Fd fd;
+    if (in.is_stdin) {
+      fd.fd = STDIN_FILENO;
+    } else {
+      fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+      fd.own = true;
+      if (fd.fd < 0) {
+        int err = errno;
+        input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+      }
+    }
+    std::vector<unsigned char> out(static_cast<std::size_t>(std::min<std::uint64_t>(n, in.bytes)));
+    std::size_t got = 0;
+    while (got < out.size()) {
+      ssize_t r = ::pread(fd.fd, out.data() + got, out.size() - got, static_cast<off_t>(in.start + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+      if (r == 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    out.resize(got);
+    return out;
+  }
+  int fd = STDIN_FILENO;
+  if (!in.is_stdin) {
+    if (in.held_fd < 0) {
+      in.held_fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+      if (in.held_fd < 0) {
+        int err = errno;
+        input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+      }
+    }
+    fd = in.held_fd;
+  }
+  // Exactly what is asked for, no more: a slow pipe is not waited on beyond it.
+  while (in.pending.size() < n) {
+    unsigned char buf[4096];
+    ssize_t r = ::read(fd, buf, std::min(sizeof buf, n - in.pending.size()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int err = errno;
+      input_error("cannot read " + in.label + ": " + errno_text(err),
+                  err == EISDIR ? "give a file, not a directory" : "check the input");
+    }
+    if (r == 0) break;
+    in.pending.insert(in.pending.end(), buf, buf + r);
+  }
+  return {in.pending.begin(), in.pending.begin() + static_cast<std::ptrdiff_t>(std::min(n, in.pending.size()))};
+}
+
+void InputSet::skip_header(std::size_t i, std::uint64_t bytes) {
+  Input& in = inputs_[i];
+  if (in.sized) {
+    bytes = std::min(bytes, in.bytes);
+    in.start += bytes;
+    in.bytes -= bytes;
+    return;
+  }
+  in.pending.erase(in.pending.begin(),
+                   in.pending.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(bytes, in.pending.size())));
 }
 
 std::uint64_t InputSet::known_bytes() const {
@@ -308,15 +382,7 @@ void InputSet::make_rescannable(Progress* progress) {
     ::unlink(path.c_str());
     detail::unregister_temp_file(ticket);
     in.spill_fd = fd;
-    std::vector<unsigned char> buf(std::min<std::uint64_t>(chunk_bytes_, 64 * kMiB));
-    std::uint64_t total = 0;
-    while (true) {
-      ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) input_error("cannot read standard input: " + errno_text(errno), "check what feeds it");
-      if (n == 0) break;
-      const unsigned char* p = buf.data();
-      std::size_t left = static_cast<std::size_t>(n);
+    auto spill = [&](const unsigned char* p, std::size_t left) {
       while (left > 0) {
         ssize_t w = ::write(fd, p, left);
         if (w < 0 && errno == EINTR) continue;
@@ -326,6 +392,18 @@ void InputSet::make_rescannable(Progress* progress) {
         p += w;
         left -= static_cast<std::size_t>(w);
       }
+    };
+    // What peek() read comes first.
+    spill(in.pending.data(), in.pending.size());
+    std::uint64_t total = in.pending.size();
+    in.pending.clear();
+    std::vector<unsigned char> buf(std::min<std::uint64_t>(chunk_bytes_, 64 * kMiB));
+    while (true) {
+      ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) input_error("cannot read standard input: " + errno_text(errno), "check what feeds it");
+      if (n == 0) break;
+      spill(buf.data(), static_cast<std::size_t>(n));
       total += static_cast<std::uint64_t>(n);
       if (progress) progress->add(static_cast<std::uint64_t>(n));
     }
@@ -361,6 +439,10 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
   Fd fd;
   if (in.is_stdin) {
     fd.fd = STDIN_FILENO;
+  } else if (in.held_fd >= 0) {  // a stream peek() opened: read on from there
+    fd.fd = in.held_fd;
+    fd.own = true;
+    in.held_fd = -1;
   } else {
     fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     fd.own = true;
@@ -374,7 +456,7 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // A redirected standard input is read from where it stood when levelhist
     // started, not from where the previous pass left it.
-    off_t begin = !in.is_stdin ? 0 : in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
+    off_t begin = !in.is_stdin || in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
     if (begin >= 0) {
       std::uint64_t end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, begin));
       scan_mapped(in, fd.fd, static_cast<std::uint64_t>(begin), end, fn, progress);
@@ -437,6 +519,23 @@ void InputSet::scan_stream(Input& in, int fd, const BlockFn& fn, Progress* progr
   std::vector<unsigned char> buf(static_cast<std::size_t>(std::max<std::uint64_t>(chunk_bytes_, sample_size_)));
   std::size_t have = 0;
   std::uint64_t total = 0;
+  // The whole samples of the buffer go out; a partial one moves to its front.
+  auto flush = [&] {
+    std::size_t whole = have / sample_size_ * sample_size_;
+    deliver(buf.data(), whole / sample_size_, fn, progress);
+    std::memmove(buf.data(), buf.data() + whole, have - whole);
+    have -= whole;
+  };
+  // The bytes peek() read come first.
+  for (std::size_t done = 0; done < in.pending.size();) {
+    const std::size_t k = std::min(in.pending.size() - done, buf.size() - have);
+    std::memcpy(buf.data() + have, in.pending.data() + done, k);
+    have += k;
+    done += k;
+    total += k;
+    if (have == buf.size()) flush();
+  }
+  in.pending.clear();
   bool eof = false;
   while (!eof) {
     ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
@@ -449,12 +548,7 @@ void InputSet::scan_stream(Input& in, int fd, const BlockFn& fn, Progress* progr
     if (n == 0) eof = true;
     have += static_cast<std::size_t>(n);
     total += static_cast<std::uint64_t>(n);
-    if (have == buf.size() || eof) {
-      std::size_t whole = have / sample_size_ * sample_size_;
-      deliver(buf.data(), whole / sample_size_, fn, progress);
-      std::memmove(buf.data(), buf.data() + whole, have - whole);
-      have -= whole;
-    }
+    if (have == buf.size() || eof) flush();
   }
   if (have != 0) ragged(in, total);
 }

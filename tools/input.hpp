@@ -31,9 +31,10 @@ namespace levelhist::cli {
 // A progress bar on stderr: only when stderr is a terminal, only once the
 // input is larger than the threshold, redrawn at most 5 times a second, erased
 // by finish() or the destructor (so an error message starts on a clean line).
+// Never when not `wanted` (--no-progress).
 class Progress {
  public:
-  Progress(std::uint64_t total_bytes, bool total_known);
+  Progress(std::uint64_t total_bytes, bool total_known, bool wanted = true);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -62,10 +63,15 @@ struct Input {
   // Set by InputSet::validate(): a regular file whose size is known up front.
   bool sized = false;
   std::uint64_t bytes = 0;  // when sized
-  // A standard input redirected from a regular file: the offset it had when
-  // levelhist started. Every pass (--range auto makes two) starts there.
+  // Where the samples start in a sized input: for a standard input redirected
+  // from a regular file, the offset it had when levelhist started (every pass
+  // of --range auto starts there); plus a header skipped (skip_header).
   std::uint64_t start = 0;
   int spill_fd = -1;        // standard input copied to an unlinked temporary file
+  // A stream (pipe, device, FIFO) peek() looked into: the bytes it read, which
+  // scan() delivers first, and the descriptor of a named one, kept open.
+  std::vector<unsigned char> pending;
+  int held_fd = -1;
 };
 
 // Blocks of whole samples: data holds n samples (n >= 1), any alignment.
@@ -86,6 +92,18 @@ class InputSet {
   // For a second pass (--range auto): copies a standard input that is a pipe
   // or terminal into an unlinked file under $TMPDIR (default /tmp).
   void make_rescannable(Progress* progress);
+
+  // The samples' size and name, once known (the type of a .npy file comes
+  // from its header): a sized input that is not a whole number of them is an
+  // input error, as in validate().
+  void set_sample(std::size_t sample_size, std::string type_name);
+  // The first min(n, what there is) bytes of input i, from where its samples
+  // start, without counting them: read in place from a sized input; read
+  // from a stream and kept for scan(). For headers (a .npy file's).
+  std::vector<unsigned char> peek(std::size_t i, std::size_t n);
+  // The first `bytes` of input i are a header, not samples (at most what
+  // peek() returned). Call before scan().
+  void skip_header(std::size_t i, std::uint64_t bytes);
 
   std::size_t size() const { return inputs_.size(); }
   const Input& operator[](std::size_t i) const { return inputs_[i]; }

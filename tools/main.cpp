@@ -26,7 +26,8 @@ const char* const kMainHelp =
     "  text       the 7-bin letter histogram of PMPP chapter 9 (a-d, e-h, ..., y-z)\n"
     "  sort       counting sort of a file of 8- or 16-bit samples into a new file\n"
     "  list       the strategies of this build and whether they run here\n"
-    "  image      histogram and statistics of every channel of a PGM, PPM or PNG image\n"
+    "  image      histogram and statistics of every channel of an image (PGM, PPM, PNG,\n"
+    "             JPEG, TIFF)\n"
     "  threshold  binarize a gray image at a value or Otsu's threshold\n"
     "  equalize   histogram-equalize an 8-bit gray image\n"
     "  bench      the benchmark (GPU; --cpu for the CPU one)\n"
@@ -34,9 +35,10 @@ const char* const kMainHelp =
     "\n"
     "Options:\n"
     "  -h, --help      show this help\n"
-    "  --version       show the version\n"
+    "  -V, --version   show the version\n"
     "\n"
     "Exit status: 0 success, 1 bad input (files, bins, data, backend), 2 bad usage.\n"
+    "\n"
     "Examples:\n"
     "  levelhist count image.raw\n"
     "  levelhist count --type f32 --bins 50 --range auto --format json data.f32\n"
@@ -90,7 +92,7 @@ int dispatch(const std::vector<std::string>& args) {
     write_stdout(kMainHelp);
     return 0;
   }
-  if (cmd == "--version") {
+  if (cmd == "--version" || cmd == "-V") {
     write_stdout(std::string("levelhist ") + version() + " (CUDA backend: " +
                  (built_with_cuda() ? "built" : "not built") + ")\n");
     return 0;

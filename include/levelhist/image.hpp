@@ -10,11 +10,16 @@
 // samples big-endian on disk as the format says, '#' comments in headers; PNG
 // through libpng (8 and 16 bit; gray, gray+alpha, RGB, RGBA; palettes
 // expanded to RGB or RGBA, bit depths below 8 widened to 8) when levelhist was
-// built with it (png_supported()). Every malformed file throws
+// built with it (png_supported()); JPEG through libjpeg(-turbo) (8-bit gray
+// and color, read as gray or RGB; jpeg_supported()); TIFF through libtiff 4.5+
+// (8 and 16 bit unsigned; gray, gray+alpha, RGB, RGBA; strips or tiles,
+// planes interleaved or separate, any compression libtiff has; the first
+// image of a multi-page file; tiff_supported()). Every malformed file throws
 // Error(ErrorKind::input) with one line naming the file and what is wrong.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,10 +55,19 @@ struct Image {
                      std::uint32_t maxval = 0 /* 0: 255 or 65535 by bit_depth */);
 };
 
-enum class FileFormat : std::uint8_t { pnm, png };
+enum class FileFormat : std::uint8_t { pnm, png, jpeg, tiff };
 
-// True when this build reads and writes PNG (libpng found at configure time).
+// True when this build reads and writes PNG (libpng found at configure time),
+// JPEG (libjpeg) and TIFF (libtiff); Netpbm is always there.
 bool png_supported();
+bool jpeg_supported();
+bool tiff_supported();
+bool format_supported(FileFormat format);
+// The format an output file name asks for, by its extension (case-insensitive):
+// .pgm .ppm .pnm, .png, .jpg .jpeg, .tif .tiff; nullopt for anything else.
+std::optional<FileFormat> format_of_extension(const std::string& path);
+// "PNM", "PNG", "JPEG", "TIFF".
+const char* format_name(FileFormat format);
 
 // How large an image the readers accept. A header is a claim, not proof: a
 // 68-byte PNG may claim 100000 x 100000 pixels. The readers check the claim
@@ -69,21 +83,31 @@ struct ReadLimits {
   std::uint64_t max_pixels = 0;
 };
 
-// Reads a PNM or PNG file, told apart by its first bytes (not its name), from
-// a regular file, a FIFO or a device: it reads only what the header says the
-// image needs (plus a bounded slack for comments and PNG metadata), so
-// /dev/zero or an endless pipe ends in an Error(input) instead of filling
-// memory. A header claiming more than the pixel limit, or a buffer that cannot
-// be allocated, is an Error(input) naming the file and the size.
+// Reads a PNM, PNG, JPEG or TIFF file, told apart by its first bytes (not its
+// name), from a regular file, a FIFO or a device: it reads only what the
+// header says the image needs (plus a bounded slack for comments and
+// metadata), so /dev/zero or an endless pipe ends in an Error(input) instead
+// of filling memory. A header claiming more than the pixel limit, or a buffer
+// that cannot be allocated, is an Error(input) naming the file and the size.
+// (TIFF, whose directory may be anywhere in the file, is read by seeking in a
+// regular file; from a pipe or device it is first read into memory, at most
+// 16 bytes per pixel of the limit plus 64 MiB.)
 Image read_image(const std::string& path, const ReadLimits& limits = {});
+// The same from an open descriptor (0: standard input), from where it stands;
+// it is not closed. `name` is what error messages call it.
+Image read_image(int fd, const std::string& name, const ReadLimits& limits = {});
 // The same from memory; `name` is what error messages call it.
 Image decode_image(std::span<const std::uint8_t> file, const std::string& name = "input",
                    const ReadLimits& limits = {});
 
-// Writes binary PNM (P5 gray, P6 RGB; 16-bit samples big-endian; maxval kept)
-// or PNG (8/16 bit, every channel count). PNM has no alpha: gray+alpha and
-// RGBA images throw Error(usage) suggesting PNG. The format follows the
-// extension (.pgm .ppm .pnm -> PNM, .png -> PNG; anything else: Error(usage)).
+// Writes binary PNM (P5 gray, P6 RGB; 16-bit samples big-endian; maxval kept),
+// PNG (8/16 bit, every channel count), TIFF (8/16 bit, every channel count,
+// deflate-compressed where libtiff has it) or JPEG (8-bit gray or RGB only,
+// quality 95 without chroma subsampling: lossy, unlike the others). PNM has
+// no alpha: gray+alpha and RGBA images throw Error(usage) suggesting PNG; JPEG
+// throws Error(usage) for alpha and 16-bit samples. The format follows the
+// extension (format_of_extension; anything else: Error(usage)); a format this
+// build lacks is an Error(input) saying so.
 // The file is written whole or not at all: a temporary file renamed over
 // `path` (a link followed to its target, which is replaced; a device or FIFO
 // written in place); Error(input) names the path and the cause otherwise.

@@ -57,9 +57,10 @@ std::uint32_t percentile(const Histogram& h, unsigned p);
 // non-empty classes. Defined the same way for 65536 bins. Same errors as stats().
 std::uint32_t otsu_threshold(const Histogram& h);
 
-// cv::THRESH_BINARY: samples > t become the maxval, the others 0. Gray images
-// only: Error(usage) for more channels.
-Image threshold(const Image& img, std::uint32_t t);
+// cv::THRESH_BINARY: samples > t become the maxval, the others 0; with
+// `invert`, cv::THRESH_BINARY_INV: samples > t become 0, the others the
+// maxval. Gray images only: Error(usage) for more channels.
+Image threshold(const Image& img, std::uint32_t t, bool invert = false);
 
 // cv::equalizeHist: on 8-bit gray images, value v becomes
 // round((cdf(v) - cdf_min) * 255 / (N - cdf_min)) in OpenCV's float

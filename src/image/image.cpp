@@ -1,6 +1,6 @@
 // levelhist: the Image type and the file API of image.hpp — dispatch to the
-// codecs (pnm_io.cpp, png_io.cpp) by magic bytes when reading and by the file
-// name's extension when writing.
+// codecs (pnm_io.cpp, png_io.cpp, jpeg_io.cpp, tiff_io.cpp) by magic bytes
+// when reading and by the file name's extension when writing.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,9 +49,14 @@ std::string printable(std::string_view text) {
 ByteSource::ByteSource(std::span<const std::uint8_t> memory)
     : data_(memory.data()), end_(memory.size()), filled_(memory.size()), size_(memory.size()) {}
 
-ByteSource::ByteSource(int fd, std::optional<std::uint64_t> known_size)
-    : fd_(fd), buffer_(kWindow), size_(known_size) {
+ByteSource::ByteSource(int fd, std::optional<std::uint64_t> known_size, std::uint64_t base_offset)
+    : fd_(fd), buffer_(kWindow), size_(known_size), base_offset_(base_offset) {
   data_ = buffer_.data();
+}
+
+std::span<const std::uint8_t> ByteSource::memory() const {
+  if (fd_ >= 0) return {};
+  return {data_, filled_};
 }
 
 std::span<const std::uint8_t> ByteSource::prefix(std::size_t n) {
@@ -221,12 +226,11 @@ std::size_t sample_index(const Image& img, std::uint32_t x, std::uint32_t y, std
   return (std::size_t{y} * img.width + x) * img.channels + c;
 }
 
-#if !LEVELHIST_HAVE_PNG
-[[noreturn]] void no_png(const std::string& doing) {
-  throw Error(ErrorKind::input, doing + ": this levelhist was built without PNG support; "
-                                        "install libpng-dev and rebuild, or use PGM/PPM files");
+// A format this build cannot read or write: how to get it.
+[[noreturn]] [[maybe_unused]] void not_built(const std::string& doing, const char* format, const char* package) {
+  throw Error(ErrorKind::input, doing + ": this levelhist was built without " + format + " support; install " +
+                                    package + " and rebuild, or use PGM/PPM files");
 }
-#endif
 
 }  // namespace
 
@@ -265,6 +269,51 @@ bool png_supported() {
 #endif
 }
 
+bool jpeg_supported() {
+#if LEVELHIST_HAVE_JPEG
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool tiff_supported() {
+#if LEVELHIST_HAVE_TIFF
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool format_supported(FileFormat format) {
+  switch (format) {
+    case FileFormat::pnm: return true;
+    case FileFormat::png: return png_supported();
+    case FileFormat::jpeg: return jpeg_supported();
+    case FileFormat::tiff: return tiff_supported();
+  }
+  return false;
+}
+
+std::optional<FileFormat> format_of_extension(const std::string& path) {
+  const std::string ext = levelhist::detail::lower_extension(path);
+  if (ext == ".pgm" || ext == ".ppm" || ext == ".pnm") return FileFormat::pnm;
+  if (ext == ".png") return FileFormat::png;
+  if (ext == ".jpg" || ext == ".jpeg") return FileFormat::jpeg;
+  if (ext == ".tif" || ext == ".tiff") return FileFormat::tiff;
+  return std::nullopt;
+}
+
+const char* format_name(FileFormat format) {
+  switch (format) {
+    case FileFormat::pnm: return "PNM";
+    case FileFormat::png: return "PNG";
+    case FileFormat::jpeg: return "JPEG";
+    case FileFormat::tiff: return "TIFF";
+  }
+  return "?";
+}
+
 namespace {
 
 // The codec the first bytes name; the source is still at its first byte.
@@ -273,16 +322,30 @@ Image decode_source(detail::ByteSource& source, const std::string& name, std::ui
   if (source.status() == detail::ByteSource::Status::read_error)
     detail::input_error(name, "cannot read it (" + source.error_text() + ")",
                         "check that it is a readable file, not a directory");
+  (void)max_pixels;  // unused in a build without any of the optional codecs
   if (detail::looks_like_png(head)) {
 #if LEVELHIST_HAVE_PNG
     return detail::decode_png(source, name, max_pixels);
 #else
-    (void)max_pixels;
-    no_png(name + ": cannot read PNG");
+    not_built(name + ": cannot read PNG", "PNG", "libpng-dev");
+#endif
+  }
+  if (detail::looks_like_jpeg(head)) {
+#if LEVELHIST_HAVE_JPEG
+    return detail::decode_jpeg(source, name, max_pixels);
+#else
+    not_built(name + ": cannot read JPEG", "JPEG", "libjpeg62-turbo-dev (or libjpeg-dev)");
+#endif
+  }
+  if (detail::looks_like_tiff(head)) {
+#if LEVELHIST_HAVE_TIFF
+    return detail::decode_tiff(source, name, max_pixels);
+#else
+    not_built(name + ": cannot read TIFF", "TIFF", "libtiff-dev (4.5 or later)");
 #endif
   }
   if (detail::looks_like_pnm(head)) return detail::decode_pnm(source, name, max_pixels);
-  if (head.empty()) detail::input_error(name, "the file is empty", "give a PGM, PPM or PNG image");
+  if (head.empty()) detail::input_error(name, "the file is empty", "give a PGM, PPM, PNG, JPEG or TIFF image");
   // Decided from these bytes alone: /dev/zero or a binary file is refused at once, not read to its end.
   std::string shown;
   for (std::uint8_t b : head) {
@@ -290,8 +353,8 @@ Image decode_source(detail::ByteSource& source, const std::string& name, std::ui
     std::snprintf(buf, sizeof buf, " %02x", b);
     shown += buf;
   }
-  detail::input_error(name, "not a PGM, PPM or PNG image (unknown magic bytes:" + shown + ")",
-                      "give a Netpbm P2/P3/P5/P6 or a PNG file");
+  detail::input_error(name, "not a PGM, PPM, PNG, JPEG or TIFF image (unknown magic bytes:" + shown + ")",
+                      "give a Netpbm P2/P3/P5/P6, PNG, JPEG or TIFF file");
 }
 
 // Closes the descriptor on every way out of read_image.
@@ -316,6 +379,24 @@ Image read_image(const std::string& path, const ReadLimits& limits) {
   return decode_source(source, path, max_pixels);
 }
 
+Image read_image(int fd, const std::string& name, const ReadLimits& limits) {
+  const std::uint64_t max_pixels = detail::max_pixels(limits);
+  // A regular file is read from where the descriptor stands (a redirected
+  // standard input may have been read partly), its size known from there.
+  struct stat st {};
+  std::optional<std::uint64_t> size;
+  std::uint64_t offset = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    const off_t at = ::lseek(fd, 0, SEEK_CUR);
+    if (at >= 0) {
+      offset = static_cast<std::uint64_t>(at);
+      size = st.st_size > at ? static_cast<std::uint64_t>(st.st_size - at) : 0;
+    }
+  }
+  detail::ByteSource source(fd, size, offset);
+  return decode_source(source, name, max_pixels);
+}
+
 Image decode_image(std::span<const std::uint8_t> file, const std::string& name, const ReadLimits& limits) {
   const std::uint64_t max_pixels = detail::max_pixels(limits);
   detail::ByteSource source(file);
@@ -324,27 +405,41 @@ Image decode_image(std::span<const std::uint8_t> file, const std::string& name, 
 
 std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format) {
   detail::check_image(img, "encode the image");
-  if (format == FileFormat::pnm) return detail::encode_pnm(img);
+  switch (format) {
+    case FileFormat::pnm: return detail::encode_pnm(img);
+    case FileFormat::png:
 #if LEVELHIST_HAVE_PNG
-  return detail::encode_png(img);
+      return detail::encode_png(img);
 #else
-  no_png("cannot write PNG");
+      not_built("cannot write PNG", "PNG", "libpng-dev");
 #endif
+    case FileFormat::jpeg:
+#if LEVELHIST_HAVE_JPEG
+      return detail::encode_jpeg(img);
+#else
+      not_built("cannot write JPEG", "JPEG", "libjpeg62-turbo-dev (or libjpeg-dev)");
+#endif
+    case FileFormat::tiff:
+#if LEVELHIST_HAVE_TIFF
+      return detail::encode_tiff(img);
+#else
+      not_built("cannot write TIFF", "TIFF", "libtiff-dev (4.5 or later)");
+#endif
+  }
+  throw Error(ErrorKind::usage, "unknown image file format; use FileFormat::pnm, png, jpeg or tiff");
 }
 
 void write_image(const std::string& path, const Image& img, FileFormat format) {
-#if !LEVELHIST_HAVE_PNG
-  if (format == FileFormat::png) no_png(path + ": cannot write PNG");
-#endif
+  if (!format_supported(format))
+    throw Error(ErrorKind::input, path + ": cannot write " + format_name(format) + ": this levelhist was built "
+                                  "without it; write a .pgm, .ppm or .pnm file, or rebuild with its library");
   levelhist::detail::write_file_atomically(path, encode_image(img, format));
 }
 
 void write_image(const std::string& path, const Image& img) {
-  const std::string ext = levelhist::detail::lower_extension(path);
-  if (ext == ".pgm" || ext == ".ppm" || ext == ".pnm") return write_image(path, img, FileFormat::pnm);
-  if (ext == ".png") return write_image(path, img, FileFormat::png);
+  if (const std::optional<FileFormat> format = format_of_extension(path)) return write_image(path, img, *format);
   throw Error(ErrorKind::usage, "cannot tell the image format of '" + path + "' from its extension; name a .pgm, .ppm, "
-                                ".pnm or .png file");
+                                ".pnm, .png, .jpg or .tif file");
 }
 
 }  // namespace levelhist::image

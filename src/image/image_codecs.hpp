@@ -31,8 +31,10 @@ class ByteSource {
   enum class Status { ok, ended, read_error, over_budget };
 
   explicit ByteSource(std::span<const std::uint8_t> memory);
-  // `known_size`: the bytes a regular file holds (fstat); nullopt for pipes and devices.
-  ByteSource(int fd, std::optional<std::uint64_t> known_size);
+  // `known_size`: the bytes a regular file holds from `base_offset` on (where
+  // the descriptor stands: standard input redirected from a file may have been
+  // read partly); nullopt for pipes and devices.
+  ByteSource(int fd, std::optional<std::uint64_t> known_size, std::uint64_t base_offset = 0);
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
 
@@ -55,6 +57,15 @@ class ByteSource {
   // The system's reason for a read_error ("Is a directory").
   std::string error_text() const;
 
+  // Random access, for a format whose readers must seek (TIFF keeps its
+  // directory anywhere in the file): the whole data of a memory source, else
+  // empty; the descriptor of a regular file (read with pread from
+  // file_offset() on, size() bytes), else -1. A pipe or device has neither.
+  std::span<const std::uint8_t> memory() const;
+  int seekable_fd() const { return fd_ >= 0 && size_ ? fd_ : -1; }
+  std::uint64_t file_offset() const { return base_offset_; }
+  std::optional<std::uint64_t> size() const { return size_; }
+
  private:
   bool refill();
 
@@ -66,6 +77,7 @@ class ByteSource {
   int fd_ = -1;  // -1: memory, one window
   std::vector<std::uint8_t> buffer_;  // fd only
   std::optional<std::uint64_t> size_;
+  std::uint64_t base_offset_ = 0;
   std::uint64_t budget_ = UINT64_MAX;
   Status status_ = Status::ok;
   int errno_ = 0;
@@ -134,6 +146,26 @@ bool looks_like_png(std::span<const std::uint8_t> file);
 Image decode_png(ByteSource& source, const std::string& name, std::uint64_t max_pixels);
 std::vector<std::uint8_t> encode_png(const Image& img);
 #endif
+
+// JPEG (jpeg_io.cpp), only in builds with libjpeg(-turbo). 8-bit gray or RGB.
+bool looks_like_jpeg(std::span<const std::uint8_t> file);
+#if LEVELHIST_HAVE_JPEG
+Image decode_jpeg(ByteSource& source, const std::string& name, std::uint64_t max_pixels);
+// Throws Error(usage) for 16-bit images and images with alpha (JPEG has neither).
+std::vector<std::uint8_t> encode_jpeg(const Image& img);
+#endif
+
+// TIFF (tiff_io.cpp), only in builds with libtiff 4.5 or later.
+bool looks_like_tiff(std::span<const std::uint8_t> file);
+#if LEVELHIST_HAVE_TIFF
+Image decode_tiff(ByteSource& source, const std::string& name, std::uint64_t max_pixels);
+std::vector<std::uint8_t> encode_tiff(const Image& img);
+#endif
+
+// What the chunks, markers and tags around the pixels (text, ICC profiles,
+// EXIF) of a PNG, JPEG or TIFF file may take in all: generous for real files,
+// and the end of a pipe that sends them forever.
+inline constexpr std::uint64_t kMetadataBudget = std::uint64_t{64} << 20;
 
 
 }  // namespace levelhist::image::detail

@@ -128,11 +128,12 @@ std::uint32_t otsu_threshold(const Histogram& h) {
   return static_cast<std::uint32_t>(max_val);
 }
 
-Image threshold(const Image& img, std::uint32_t t) {
+Image threshold(const Image& img, std::uint32_t t, bool invert) {
   require_gray(img, "threshold", false);
   Image out = Image::blank(img.width, img.height, 1, img.bit_depth, img.maxval);
   const std::size_t n = static_cast<std::size_t>(img.samples());
-  for (std::size_t i = 0; i < n; ++i) detail::store_sample(out, i, detail::load_sample(img, i) > t ? img.maxval : 0);
+  const std::uint32_t above = invert ? 0 : img.maxval, rest = invert ? img.maxval : 0;
+  for (std::size_t i = 0; i < n; ++i) detail::store_sample(out, i, detail::load_sample(img, i) > t ? above : rest);
   return out;
 }
 

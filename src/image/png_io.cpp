@@ -83,11 +83,6 @@ struct PngSession {
   PngSession& operator=(const PngSession&) = delete;
 };
 
-// What the chunks before the pixels (text, ICC profiles, EXIF, unknown ones)
-// and after them may take in all: generous for real files, and the end of a
-// pipe that sends chunks forever.
-constexpr std::uint64_t kMetadataBudget = std::uint64_t{64} << 20;
-
 // The decoded shape, filled by run_read before it allocates.
 struct ReadShape {
   std::uint32_t width = 0, height = 0, channels = 0, bit_depth = 0;
