@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=60
 parallel=1
 targets=()
-all_targets=(pnm png args count)
+all_targets=(pnm png jpeg tiff npy args count)
 usage() {
   echo "usage: scripts/fuzz.sh [--seconds N] [--parallel P] [TARGET...]  (targets: ${all_targets[*]})" >&2
   exit 2
@@ -58,7 +58,7 @@ fi
 build=build-fuzz
 jobs=$(nproc)
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEVELHIST_FUZZ=ON \
-  -DLEVELHIST_CUDA=OFF -DLEVELHIST_PNG=ON -DLEVELHIST_TESTS=OFF >/dev/null
+  -DLEVELHIST_CUDA=OFF -DLEVELHIST_PNG=ON -DLEVELHIST_JPEG=ON -DLEVELHIST_TIFF=ON -DLEVELHIST_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 
 # What a sanitizer finds stops the target at once, with a stack trace.
