@@ -14,6 +14,7 @@
 #if LEVELHIST_HAVE_CUDA
 #include "general_sections.hpp"
 #include "gpu_sections.hpp"
+#include "shape_sections.hpp"
 #include "sort_sections.hpp"
 #endif
 
@@ -53,8 +54,10 @@ int bench_main(const std::vector<std::string>& args) {
     if (std::find(args.begin(), args.end(), "--general") != args.end()) return general_bench_main(args);
     // Counting sort and sparse histograms: sort_sections.hpp.
     if (std::find(args.begin(), args.end(), "--sort") != args.end()) return sort_bench_main(args);
+    // Batches, N-d histograms and deterministic sums: shape_sections.hpp.
+    if (std::find(args.begin(), args.end(), "--shapes") != args.end()) return shape_bench_main(args);
 #else
-    for (const char* runner : {"--general", "--sort"})
+    for (const char* runner : {"--general", "--sort", "--shapes"})
       if (std::find(args.begin(), args.end(), runner) != args.end()) {
         print_error(std::string("bench ") + runner + " needs the CUDA backend, which this build does not have",
                     "rebuild where nvcc is installed, or run 'levelhist bench --cpu'");

@@ -43,6 +43,8 @@ std::string bench_help() {
                                            weights, u32 keys (see levelhist bench --general --help)
        levelhist bench --sort [options]    counting sort and sparse histograms against std::sort
                                            and CUB's radix sort (see levelhist bench --sort --help)
+       levelhist bench --shapes [options]  batches, N-d histograms and deterministic weighted sums
+                                           (see levelhist bench --shapes --help)
 
 Times every CUDA strategy of the registry that can count the case, side by side
 with a streaming read of the same buffer (the limit) and CUB (the baseline),

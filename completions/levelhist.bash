@@ -8,15 +8,16 @@
 
 _levelhist_options() {
   case "$1" in
-    count) echo "--type --bins --range --edges --numpy --channels --active --weights --weight-type --sparse
+    count) echo "--type --bins --range --edges --numpy --channels --active --weights --weight-type --sparse --columns
                  --backend --strategy --threads --format --per-file --plot --log --no-progress --help" ;;
     text) echo "--fold-case --format --per-file --no-progress --backend --strategy --threads --help" ;;
     sort) echo "--type -o --output --backend --threads --no-progress --help" ;;
     list) echo "--format --why --type --bins --range --edges --numpy --channels --active --weight-type --backend --help" ;;
     image) echo "--format --plot --log --backend --strategy --threads --max-pixels --help" ;;
     threshold) echo "-o --output --value --otsu --invert --backend --strategy --threads --max-pixels --help" ;;
-    equalize) echo "-o --output --backend --strategy --threads --max-pixels --help" ;;
-    bench) echo "--cpu --general --sort --help" ;;
+    equalize) echo "-o --output --clahe --clip-limit --tiles --backend --strategy --threads --max-pixels --help" ;;
+    joint) echo "--bins --format --backend --strategy --threads --max-pixels --help" ;;
+    bench) echo "--cpu --general --sort --shapes --help" ;;
   esac
 }
 
@@ -40,7 +41,7 @@ _levelhist() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd=
   ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
   ((COMP_CWORD > 1)) && cmd=${COMP_WORDS[1]}
-  local commands="count text sort list image threshold equalize bench help"
+  local commands="count text sort list image threshold equalize joint bench help"
   COMPREPLY=()
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands -h --help -V --version" -- "$cur")
@@ -61,7 +62,7 @@ _levelhist() {
       # The strategies of this build, from the levelhist being completed.
       words="auto $("${COMP_WORDS[0]}" list --format csv 2>/dev/null | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" ;;
     --range) words="auto" ;;
-    --bins | --edges | --channels | --active | --threads | --value | --max-pixels) return ;;  # a number
+    --bins | --edges | --channels | --active | --threads | --value | --max-pixels | --columns | --clip-limit | --tiles) return ;;  # a number
     --weights) _levelhist_files "$cur" "npy|f32|f64|raw|bin"; [[ ${#COMPREPLY[@]} -gt 0 ]] || _levelhist_files "$cur"; return ;;
     --plot) _levelhist_files "$cur" "svg|png"; return ;;
     -o | --output)
@@ -80,7 +81,7 @@ _levelhist() {
     return
   fi
   case $cmd in
-    image | threshold | equalize) _levelhist_files "$cur" "pgm|ppm|pnm|png|jpe?g|tiff?" ;;
+    image | threshold | equalize | joint) _levelhist_files "$cur" "pgm|ppm|pnm|png|jpe?g|tiff?" ;;
     list) ;;
     *) _levelhist_files "$cur" ;;
   esac

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|compare]...   (default: build test examples bench)
+#   scripts/device_check.sh [build|test|examples|bench|clahe|compare]...   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
-# plots/*.svg; prints the test summary and the benchmark tables last.
+# plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
+# compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py; clahe.log).
 # Environment:
 #   BENCH_ARGS    extra levelhist-bench arguments, e.g. --quick or --sections headline,latency
 #   GTEST_FILTER  restrict the tests
@@ -65,6 +66,14 @@ if want bench; then
   rc=$?
   cat "$out/bench.md"
   tail -3 "$out/bench-progress.log"
+  [ $rc -ne 0 ] && status=1
+fi
+
+if want clahe; then
+  # levelhist equalize --clahe against cv2.createCLAHE (needs python3, numpy, opencv-python-headless).
+  python3 scripts/compare_clahe.py build-device/levelhist >"$out/clahe.log" 2>&1
+  rc=$?
+  tail -1 "$out/clahe.log"
   [ $rc -ne 0 ] && status=1
 fi
 

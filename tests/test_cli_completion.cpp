@@ -10,7 +10,7 @@
 namespace cli_test {
 namespace {
 
-const std::vector<std::string> kCommands = {"count", "text", "sort", "list", "image", "threshold", "equalize"};
+const std::vector<std::string> kCommands = {"count", "text", "sort", "list", "image", "threshold", "equalize", "joint"};
 
 // The options a command's help lists: every -x / --name in its usage lines
 // (the first, "Usage: ...", and those indented under it) and on the lines of

@@ -330,3 +330,33 @@ TEST_F(CliImage, HelpForEachCommand) {
 }
 
 }  // namespace
+
+// ---- equalize --clahe -----------------------------------------------------------------
+
+TEST_F(CliImage, ClaheWorkedByHand) {
+  // Test Clahe.ThreeByThreeReflectedByHand's image and pixels through the CLI.
+  const std::string path = file("nine.pgm", "P2 3 3 255\n0 10 20\n30 40 50\n60 70 80\n");
+  const std::string out = this->path("clahe.pgm");
+  EXPECT_EQ(run_keeping(path, {"equalize", path, "-o", out, "--clahe", "--tiles", "2x2"}, 0).out, "");
+  const Image got = read_image(out);
+  EXPECT_EQ(got.at(0, 0, 0), 64u);
+  EXPECT_EQ(got.at(2, 0, 0), 128u);
+  EXPECT_EQ(got.at(0, 2, 0), 223u);
+  EXPECT_EQ(got.at(1, 1, 0), 255u);
+}
+
+TEST_F(CliImage, ClaheOptionErrors) {
+  const std::string gray = file("g.pgm", pnm_file(pattern(9, 7, 1, 8, 255), false));
+  const std::string out = path("o.pgm");
+  run_keeping(gray, {"equalize", gray, "-o", out, "--tiles", "2x2"}, 2);         // --tiles needs --clahe
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clip-limit", "3"}, 2);      // so does --clip-limit
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--tiles", "8"}, 2);  // not RxC
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--tiles", "0x8"}, 1);
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--tiles", "8x1025"}, 1);
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--tiles", "512x512"}, 1);  // 262144 tiles
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--clip-limit", "-1"}, 1);
+  run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--clip-limit", "nan"}, 1);
+  EXPECT_EQ(entries(), std::vector<std::string>{"g.pgm"});
+  EXPECT_EQ(run_keeping(gray, {"equalize", gray, "-o", out, "--clahe", "--tiles", "3X4", "--clip-limit", "2.5"}, 0).out, "");
+  EXPECT_EQ(read_image(out).width, 9u);
+}

@@ -20,6 +20,7 @@ int run_list(const std::vector<std::string>& args);
 int run_image(const std::vector<std::string>& args);
 int run_threshold(const std::vector<std::string>& args);
 int run_equalize(const std::vector<std::string>& args);
+int run_joint(const std::vector<std::string>& args);
 int run_sort(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);  // hands over to levelhist-bench
 
@@ -29,6 +30,7 @@ extern const char* const kListHelp;
 extern const char* const kImageHelp;
 extern const char* const kThresholdHelp;
 extern const char* const kEqualizeHelp;
+extern const char* const kJointHelp;
 extern const char* const kSortHelp;
 
 // --format, --backend, --strategy and --threads, as count and text take them.

@@ -31,6 +31,8 @@ std::string cli_fix(const Error& e) {
     case ErrorSubject::memory: return "use fewer bins or threads, or free some memory";
     case ErrorSubject::device:
       return e.kind() == ErrorKind::cuda || e.kind() == ErrorKind::resource ? "try --backend cpu" : "";
+    case ErrorSubject::axes: return "check --columns, --bins and --range";
+    case ErrorSubject::batch:
     case ErrorSubject::workspace:
     case ErrorSubject::data:
     case ErrorSubject::none: break;

@@ -49,6 +49,13 @@ const char* const kCountHelp =
     "  --weights FILE    sum the weights in FILE (one per sample, in the order of\n"
     "                    the samples) per bin instead of counting samples\n"
     "  --weight-type T   the weights' type: f32 (default) or f64\n"
+    "N-d histograms (numpy.histogramdd; each axis keeps its own underflow, overflow\n"
+    "and NaN counts):\n"
+    "  --columns K       each point is K consecutive samples (2..4), one per axis;\n"
+    "                    --bins N1,N2,.. and --range LO:HI,LO:HI,.. give each axis's\n"
+    "                    bins (one value: every axis), --edges E0,E1,../E0,E1,..\n"
+    "                    explicit edges per axis ('/' between axes); --numpy closes\n"
+    "                    every axis's last bin as histogramdd does\n"
     "Sparse histograms (far more possible values than samples):\n"
     "  --sparse          with --type u32, i32, u64 or i64: one (value, count) pair per\n"
     "                    value that occurs, by value (sort + reduce_by_key); no bins\n"
@@ -723,6 +730,154 @@ int count_sparse(const ParsedArgs& p) {
   return 0;
 }
 
+// ---- --columns: N-d points -------------------------------------------------------
+
+// Splits "a<sep>b<sep>c" (an empty text gives one empty item).
+std::vector<std::string> split_on(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (std::size_t next; (next = text.find(sep, at)) != std::string::npos; at = next + 1)
+    out.push_back(text.substr(at, next - at));
+  out.push_back(text.substr(at));
+  return out;
+}
+
+// One value per axis: `k` values, or one for every axis.
+std::vector<std::string> per_axis(const std::string& option, const std::string& text, char sep, unsigned k) {
+  std::vector<std::string> items = split_on(text, sep);
+  if (items.size() == 1) items.assign(k, items[0]);
+  if (items.size() != k)
+    usage_error(option + " " + quote(text) + " gives " + std::to_string(items.size()) + " axes for --columns " +
+                    std::to_string(k),
+                "give one value for every axis, or " + std::to_string(k) + " separated by '" + std::string(1, sep) + "'");
+  return items;
+}
+
+// The points' cells as rows "i,j,...,count" (csv) or nested lists (json).
+std::string render_axes(Format format, SampleType type, const HistogramNd& h, const InputSet& inputs,
+                        const std::string& strategy) {
+  const std::vector<Binning>& axes = h.axes();
+  const unsigned k = h.rank();
+  std::vector<std::vector<double>> edges;
+  for (const Binning& b : axes) edges.push_back(bin_edges(b));
+  std::vector<std::uint64_t> bins(k);
+  for (unsigned a = 0; a < k; ++a) bins[a] = axes[a].bins();
+  // Every regular cell in row-major order: f(cell index per axis, count).
+  auto each_cell = [&](auto&& f) {
+    std::vector<std::uint64_t> at(k, 0);
+    while (true) {
+      f(at, h.slots()[h.index(at)]);
+      unsigned a = k;
+      while (a > 0 && ++at[a - 1] == bins[a - 1]) at[--a] = 0;
+      if (a == 0) return;
+    }
+  };
+  const std::uint64_t total = h.total(), inside = h.in_range();
+  std::string out;
+  if (format == Format::table) {
+    std::vector<TableRow> rows;
+    each_cell([&](const std::vector<std::uint64_t>& at, std::uint64_t c) {
+      if (!c) return;
+      std::string label;
+      for (unsigned a = 0; a < k; ++a)
+        label += (a ? " x " : "") + bin_label(axes[a], edges[a], at[a], axes[a].unit_integer_bins());
+      rows.push_back({label, c});
+    });
+    out = rows.empty() ? std::string("(no point in every axis's bins)\n") : render_rows(rows, total, terminal_width());
+    return out + render_summary({{"total", std::to_string(total)},
+                                 {"in_bins", std::to_string(inside)},
+                                 {"outside", std::to_string(total - inside)}});
+  }
+  if (format == Format::csv) {
+    for (unsigned a = 0; a < k; ++a) out += "bin" + std::to_string(a) + ",";
+    out += "count\n";
+    each_cell([&](const std::vector<std::uint64_t>& at, std::uint64_t c) {
+      for (unsigned a = 0; a < k; ++a) out += std::to_string(at[a]) + ",";
+      out += std::to_string(c) + "\n";
+    });
+    return out;
+  }
+  out = "{\n";
+  out += json_opening(to_string(type), inputs);
+  out += "  \"strategy\": " + json_string(strategy) + ",\n";
+  out += "  \"axes\": [";
+  for (unsigned a = 0; a < k; ++a) {
+    out += a ? ",\n    {" : "\n    {";
+    out += "\"bins\": " + std::to_string(bins[a]) + ", \"last_bin_inclusive\": " +
+           (axes[a].last_bin_inclusive() ? "true" : "false") + ", \"edges\": [";
+    for (std::size_t i = 0; i < edges[a].size(); ++i) out += (i ? ", " : "") + format_number(edges[a][i]);
+    out += "]}";
+  }
+  out += "\n  ],\n";
+  // counts: nested lists, axis 0 outermost, as numpy.histogramdd's array.
+  out += "  \"counts\": ";
+  std::uint64_t cell = 0;
+  std::string nested;
+  each_cell([&](const std::vector<std::uint64_t>& at, std::uint64_t c) {
+    unsigned opened = 0;  // the lists this cell opens: the trailing axes at 0
+    while (opened < k && at[k - 1 - opened] == 0) ++opened;
+    if (cell) nested += ", ";
+    nested += std::string(opened, '[') + std::to_string(c);
+    unsigned closed = 0;  // the lists this cell closes: the trailing axes at their last bin
+    while (closed < k && at[k - 1 - closed] == bins[k - 1 - closed] - 1) ++closed;
+    nested += std::string(closed, ']');
+    ++cell;
+  });
+  out += nested + ",\n";
+  out += "  \"total\": " + std::to_string(total) + ",\n";
+  out += "  \"in_bins\": " + std::to_string(inside) + ",\n";
+  out += "  \"outside\": " + std::to_string(total - inside) + "\n}\n";
+  return out;
+}
+
+int count_columns(const ParsedArgs& p, SampleType type) {
+  const unsigned k = static_cast<unsigned>(parse_count("--columns", *p.value("--columns"), 2, kMaxAxes));
+  for (const char* option : {"--channels", "--active", "--weights", "--weight-type", "--per-file", kPlotOption})
+    if (p.has(option))
+      usage_error(std::string(option) + " cannot be combined with --columns",
+                  "drop " + std::string(option) + ": --columns counts points into one N-d histogram");
+  if (p.has("--edges") && (p.has("--bins") || p.has("--range")))
+    usage_error("--edges and --bins/--range both give the bins", "use one of them: --edges sets every edge itself");
+  if (auto r = p.value("--range"); r && *r == "auto")
+    usage_error("--range auto is not available with --columns", "give --range LO:HI,LO:HI,... for the axes");
+  RunOptions run = parse_run_options(p);
+  std::vector<std::string> bins, ranges, edges;
+  if (auto v = p.value("--bins")) bins = per_axis("--bins", *v, ',', k);
+  if (auto v = p.value("--range")) ranges = per_axis("--range", *v, ',', k);
+  if (auto v = p.value("--edges")) edges = per_axis("--edges", *v, '/', k);
+  std::vector<Binning> axes;
+  for (unsigned a = 0; a < k; ++a) {
+    BinArgs ba;
+    ba.numpy = p.has("--numpy");
+    const std::string axis = " (axis " + std::to_string(a) + ")";
+    if (!bins.empty()) ba.bins = parse_count("--bins" + axis, bins[a], 1, kMaxBins);
+    if (!ranges.empty()) ba.range = parse_range(ranges[a]);
+    if (!edges.empty()) ba.edges = parse_edges(edges[a]);
+    axes.push_back(static_binning(type, ba));
+  }
+  const Request request = Request::joint(type, axes);
+  call_with_fix([&] { request.validate(); });
+  const std::uint64_t slots = request.histogram_slots();
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && static_cast<long double>(slots) * 8 > static_cast<long double>(pages) * page)
+    input_error("the " + std::to_string(k) + "-D histogram's " + std::to_string(slots) +
+                    " cells need more memory than this machine has",
+                "use fewer bins per axis");
+  const Plan plan = make_plan(request, run.library);
+  const std::string type_name(to_string(type));
+  InputSet inputs(input_operands(p), sample_size(type) * k, std::to_string(k) + "-coordinate " + type_name + " point");
+  inputs.validate();
+  Progress progress(inputs.known_bytes(), inputs.all_known());
+  HistogramNd h(axes);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole points
+      call_with_fix([&] { plan.fill(h, levelhist::Input::array(d, n)); });
+    }, &progress);
+  progress.finish();
+  write_stdout(render_axes(run.format, type, h, inputs, plan.strategy().name));
+  return 0;
+}
+
 }  // namespace
 
 std::vector<OptionSpec> count_option_specs() {
@@ -740,7 +895,8 @@ std::vector<OptionSpec> count_option_specs() {
                              {kPlotOption, true},
                              {kLogOption, false},
                              {"--no-progress", false},
-                             {"--sparse", false}});
+                             {"--sparse", false},
+                             {"--columns", true}});
   return specs;
 }
 
@@ -764,6 +920,7 @@ int run_count(const std::vector<std::string>& args) {
       usage_error("unknown sample type " + quote(*type_option), "use --type u8, i8, u16, i16, i32, u32, f32 or f64");
     type = *parsed;
   }
+  if (p.has("--columns")) return count_columns(p, type);
   if (p.has("--edges") && p.has("--bins"))
     usage_error("--edges and --bins both give the bins", "use one of them: --edges sets every edge itself");
   if (p.has("--edges") && p.has("--range"))

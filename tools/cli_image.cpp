@@ -67,7 +67,7 @@ const char* const kThresholdHelp =
     "          pngtopnm photo.png | levelhist threshold - -o - --otsu | pnmtopng > bw.png\n";
 
 const char* const kEqualizeHelp =
-    "Usage: levelhist equalize FILE|- -o OUT\n"
+    "Usage: levelhist equalize FILE|- -o OUT [--clahe [--clip-limit C] [--tiles RxC]]\n"
     "Histogram equalization of an 8-bit gray image, as OpenCV's equalizeHist: value v\n"
     "becomes round((cdf(v) - cdf_min) * 255 / (pixels - cdf_min)); an image of one\n"
     "value is written unchanged.\n"
@@ -75,6 +75,12 @@ const char* const kEqualizeHelp =
     "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
     "                    (.pgm, .pnm, .png, .tif, .jpg); '-' writes Netpbm to standard\n"
     "                    output; never the input file\n"
+    "  --clahe           contrast-limited adaptive equalization instead, pixel for\n"
+    "                    pixel OpenCV 4.x's createCLAHE(C, (cols, rows)).apply\n"
+    "  --clip-limit C    CLAHE's clip limit, a finite number >= 0 (default 40;\n"
+    "                    0: no limit)\n"
+    "  --tiles RxC       CLAHE's grid: R tile rows, C tile columns, 1..1024 each and\n"
+    "                    at most 65536 tiles (default 8x8)\n"
     "  --backend B, --strategy NAME, --threads N   how the histogram is counted\n"
     "  --max-pixels N    refuse an image whose header claims more than N pixels,\n"
     "                    before reading it (default: LEVELHIST_MAX_PIXELS, else 2^28)\n"
@@ -384,8 +390,39 @@ int run_threshold(const std::vector<std::string>& args) {
   return 0;
 }
 
+namespace {
+
+// --tiles RxC: two counts in 1..kMaxClaheTiles, at most kMaxClaheTileCount tiles.
+image::ClaheOptions clahe_options(const ParsedArgs& p) {
+  image::ClaheOptions c;
+  if (auto v = p.value("--clip-limit")) {
+    c.clip_limit = parse_finite("--clip-limit", *v);
+    if (c.clip_limit < 0)
+      input_error("--clip-limit " + quote(*v) + " is negative", "give a clip limit >= 0 (0: no limit)");
+  }
+  if (auto v = p.value("--tiles")) {
+    const std::size_t x = v->find_first_of("xX");
+    if (x == std::string::npos)
+      usage_error("--tiles " + quote(*v) + " is not RxC", "give tile rows and columns, e.g. --tiles 8x8");
+    const std::uint64_t max = image::kMaxClaheTiles;
+    c.tile_rows = static_cast<std::uint32_t>(parse_count("--tiles " + quote(*v) + ": R", v->substr(0, x), 1, max));
+    c.tile_cols = static_cast<std::uint32_t>(parse_count("--tiles " + quote(*v) + ": C", v->substr(x + 1), 1, max));
+    if (std::uint64_t{c.tile_rows} * c.tile_cols > image::kMaxClaheTileCount)
+      input_error("--tiles " + quote(*v) + " makes " + std::to_string(std::uint64_t{c.tile_rows} * c.tile_cols) +
+                      " tiles", "give at most " + std::to_string(image::kMaxClaheTileCount) + " tiles");
+  }
+  return c;
+}
+
+}  // namespace
+
 int run_equalize(const std::vector<std::string>& args) {
-  ParsedArgs p = parse_args("equalize", args, image_run_specs({{"-o", true}, {"--output", true}}));
+  ParsedArgs p = parse_args("equalize", args,
+                            image_run_specs({{"-o", true},
+                                             {"--output", true},
+                                             {"--clahe", false},
+                                             {"--clip-limit", true},
+                                             {"--tiles", true}}));
   if (p.help) {
     write_stdout(kEqualizeHelp);
     return 0;
@@ -393,12 +430,18 @@ int run_equalize(const std::vector<std::string>& args) {
   const std::string file = single_input(p, "equalize");
   const std::string out = output_path(p, "equalize", file);
   const image::FileFormat format = output_format(out);
+  const bool adaptive = p.has("--clahe");
+  for (const char* option : {"--clip-limit", "--tiles"})
+    if (p.has(option) && !adaptive) usage_error(std::string(option) + " needs --clahe", "add --clahe");
   RunOptions run = parse_run_options(p);
+  const image::ClaheOptions clahe = clahe_options(p);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
   require_gray(img, file, "equalize", true);
   check_output_fits(img, format, file, out);
-  const image::Image equalized = call_with_fix([&] { return image::equalize(img, run.library); });
+  const image::Image equalized = call_with_fix([&] {
+    return adaptive ? image::clahe(img, clahe, run.library) : image::equalize(img, run.library);
+  });
   write_output(out, call_with_fix([&] { return image::encode_image(equalized, format); }), "-o");
   return 0;
 }

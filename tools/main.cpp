@@ -29,7 +29,8 @@ const char* const kMainHelp =
     "  image      histogram and statistics of every channel of an image (PGM, PPM, PNG,\n"
     "             JPEG, TIFF)\n"
     "  threshold  binarize a gray image at a value or Otsu's threshold\n"
-    "  equalize   histogram-equalize an 8-bit gray image\n"
+    "  equalize   histogram-equalize an 8-bit gray image (--clahe: adaptive)\n"
+    "  joint      joint histogram and mutual information of two gray images\n"
     "  bench      the benchmark (GPU; --cpu for the CPU one)\n"
     "  help       'levelhist help COMMAND' shows a command's options\n"
     "\n"
@@ -54,7 +55,8 @@ const char* const kBenchHelp =
     "'levelhist bench --help' shows what it takes. See docs/BENCHMARKS.md.\n";
 
 // What the errors for an unknown command suggest.
-const char* const kCommandList = "the commands are count, text, list, image, threshold, equalize, sort and bench";
+const char* const kCommandList =
+    "the commands are count, text, list, image, threshold, equalize, joint, sort and bench";
 
 // One line: a message must never break the one-line rule. Names in messages
 // are already quote()d; this catches text from elsewhere (a system or libpng
@@ -112,6 +114,7 @@ int dispatch(const std::vector<std::string>& args) {
     else if (topic == "image") write_stdout(kImageHelp);
     else if (topic == "threshold") write_stdout(kThresholdHelp);
     else if (topic == "equalize") write_stdout(kEqualizeHelp);
+    else if (topic == "joint") write_stdout(kJointHelp);
     else if (topic == "help" || topic == "--help" || topic == "-h") write_stdout(kMainHelp);
     else usage_error("no help for unknown command " + quote(topic), kCommandList);
     return 0;
@@ -124,6 +127,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (cmd == "image") return run_image(rest);
   if (cmd == "threshold") return run_threshold(rest);
   if (cmd == "equalize") return run_equalize(rest);
+  if (cmd == "joint") return run_joint(rest);
   if (!cmd.empty() && cmd[0] == '-')
     usage_error("unknown option " + quote(cmd) + " before the command", "run 'levelhist --help'");
   usage_error("unknown command " + quote(cmd), std::string(kCommandList) + " (see 'levelhist --help')");

@@ -33,6 +33,8 @@ enum class ErrorSubject {
   workspace,  // a device workspace the caller passed
   memory,     // an allocation
   data,       // the samples themselves
+  batch,      // batches: segments, offsets, tiles
+  axes,       // N-d: the axes and their columns
 };
 
 class Error : public std::runtime_error {

@@ -68,4 +68,49 @@ Image threshold(const Image& img, std::uint32_t t, bool invert = false);
 // value is returned unchanged. Error(usage) for other images.
 Image equalize(const Image& img, const Options& options = {});
 
+// The joint histogram of two gray images of one size and bit depth (the core of
+// mutual-information registration): a 2-D histogram of the pixel pairs (a, b),
+// `bins` even bins per axis over the samples' range [0, 256) or [0, 65536);
+// bins 0 means one bin per value for 8-bit images (256 x 256). Axis 0 is a's.
+// Counted by the library's N-d histograms (Request::joint), so on the GPU when
+// `options` allow it. Error(usage) for images that are not gray or differ in
+// size or depth, or for bins above 65536 (Error(input) when bins x bins do not
+// fit the counters).
+HistogramNd joint_histogram(const Image& a, const Image& b, std::uint64_t bins = 0, const Options& options = {});
+
+// The information of a 2-D histogram's regular bins (flow slots left out), in
+// bits: the entropies H(A), H(B), H(A,B) of the marginal and joint
+// distributions, the mutual information I = H(A) + H(B) - H(A,B), and the
+// normalized mutual information of Studholme, Hill & Hawkes (1999),
+// (H(A) + H(B)) / H(A,B), which is 1 for independent images and 2 for images
+// that determine each other; NaN when H(A,B) = 0 (both images constant).
+// Error(usage) for a histogram without two axes, Error(input) for one with no
+// count in its regular bins.
+struct JointInformation {
+  double entropy_a = 0, entropy_b = 0, joint_entropy = 0;
+  double mutual_information = 0;
+  double normalized_mutual_information = 0;
+  std::uint64_t pairs = 0;  // counts in the regular bins
+};
+JointInformation joint_information(const HistogramNd& joint);
+
+// Contrast-limited adaptive histogram equalization (CLAHE), pixel for pixel
+// what OpenCV 4.x's cv::createCLAHE(clip_limit, cv::Size(tile_cols, tile_rows))
+// ->apply(img) gives on an 8-bit gray image (the algorithm, step by step:
+// src/image/image_ops.cpp). The defaults are OpenCV's: clip limit 40, 8 x 8
+// tiles. The tile histograms are a batch of the library (Request::tiles), so
+// they are counted on the GPU when `options` allow it.
+inline constexpr std::uint32_t kMaxClaheTiles = 1024;
+inline constexpr std::uint64_t kMaxClaheTileCount = 65536;  // rows x cols
+struct ClaheOptions {
+  double clip_limit = 40.0;     // <= 0: no clipping (plain adaptive equalization)
+  std::uint32_t tile_rows = 8;  // 1 .. kMaxClaheTiles
+  std::uint32_t tile_cols = 8;
+};
+// Error(usage) for an image that is not 8-bit gray, a grid outside 1 ..
+// kMaxClaheTiles per side or of more than kMaxClaheTileCount tiles, or a clip
+// limit that is not finite. An image with
+// no pixel is returned as it is.
+Image clahe(const Image& img, const ClaheOptions& clahe = {}, const Options& options = {});
+
 }  // namespace levelhist::image

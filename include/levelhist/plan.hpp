@@ -66,9 +66,14 @@ class Plan {
   // Input::image(pixels, width, height, row_pitch).
   void fill(std::span<Histogram> hists, const Input& input) const;
   void fill(Histogram& hist, const Input& input) const { fill(std::span<Histogram>(&hist, 1), input); }
-  // Weighted requests: sums of the weights (Input::weights).
+  // Batches: one histogram per segment or tile (request().histograms()).
+  // Weighted requests: sums of the weights (Input::weights); with
+  // weight_squares, the sums of every histogram then their sums of squares
+  // (2 x request().histograms() of them).
   void fill(std::span<WeightedHistogram> hists, const Input& input) const;
   void fill(WeightedHistogram& hist, const Input& input) const { fill(std::span<WeightedHistogram>(&hist, 1), input); }
+  // N-d requests (Request::joint): the histogram of the axes.
+  void fill(HistogramNd& hist, const Input& input) const;
   // Into raw host slots: request().output_slots() values (std::uint64_t counts,
   // or double sums for weighted requests), added to unless `accumulate` is false.
   void fill_slots(void* slots, const Input& input, bool accumulate = true) const;

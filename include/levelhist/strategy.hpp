@@ -28,8 +28,13 @@ std::string_view to_string(Backend backend);
 // What a problem needs beyond counting a plain 1-D array; a strategy lists in
 // Strategy::capabilities what it can do, and only those that can are offered it.
 enum Capability : unsigned {
-  kCapabilityPixels = 1u << 0,   // PixelLayout other than plain (channels, active subset, rows, pitch)
-  kCapabilityWeights = 1u << 1,  // weighted sums instead of counts
+  kCapabilityPixels = 1u << 0,         // PixelLayout other than plain (channels, active subset, rows, pitch)
+  kCapabilityWeights = 1u << 1,        // weighted sums instead of counts
+  kCapabilitySegments = 1u << 2,       // a batch of 1-D segments (equal, or by offsets)
+  kCapabilityTiles = 1u << 3,          // a batch of tiles of an image
+  kCapabilityAxes = 1u << 4,           // N-d: 2 to 4 axes
+  kCapabilityDeterministic = 1u << 5,  // deterministic weighted sums (Request::deterministic)
+  kCapabilitySquares = 1u << 6,        // sums of squared weights beside the sums
 };
 
 // What a strategy is asked to count: enough to decide support and workspace.
@@ -40,9 +45,59 @@ struct Problem {
   PixelLayout layout = {};
   bool weighted = false;                     // one weight per sample (per pixel for pixels)
   SampleType weight_type = SampleType::f32;  // f32 or f64
+  bool deterministic = false;                // weighted: Request::deterministic
+  bool weight_squares = false;               // weighted: Request::weight_squares
+  Batch batch = {};                          // batches: the kind and the number of histograms
+  // N-d: the axes (binning is axes[0]); axis_count 1 for every other request.
+  unsigned axis_count = 1;
+  const Binning* axes[kMaxAxes] = {};
   unsigned needs() const {
-    return (layout.is_plain() ? 0u : unsigned{kCapabilityPixels}) | (weighted ? unsigned{kCapabilityWeights} : 0u);
+    unsigned n = (layout.is_plain() ? 0u : unsigned{kCapabilityPixels}) | (weighted ? unsigned{kCapabilityWeights} : 0u);
+    if (batch.kind == BatchKind::equal || batch.kind == BatchKind::offsets) n |= kCapabilitySegments;
+    if (batch.kind == BatchKind::tiles) n |= kCapabilityTiles;
+    if (axis_count > 1) n |= kCapabilityAxes;
+    if (weighted && deterministic) n |= kCapabilityDeterministic;
+    if (weighted && weight_squares) n |= kCapabilitySquares;
+    return n;
   }
+  // Counter slots of one histogram (the product over the axes for N-d).
+  std::uint64_t histogram_slots() const {
+    if (axis_count <= 1) return binning->slots();
+    std::uint64_t s = 1;
+    for (unsigned a = 0; a < axis_count; ++a) s *= axes[a]->slots();
+    return s;
+  }
+};
+
+// A call's batch as a strategy sees it. Segments: segment s is samples
+// [begin(s), end(s)) of the call, from `offsets` (segments + 1 of them, where
+// the strategy runs; a pair whose end is below its begin is empty, offsets
+// beyond n count as n) or, without offsets, segment_length samples each.
+// Tiles: the call's rows (RunArgs::layout: width items per row, height rows,
+// row_pitch bytes apart) cut into tile_rows x tile_cols tiles of tile_width x
+// tile_height items, the last column and row of tiles cut at the frame's edge;
+// tile (r, c) is histogram r * tile_cols + c.
+struct BatchArgs {
+  BatchKind kind = BatchKind::none;
+  std::uint64_t segments = 1;  // histograms of the call: its output is segments x slots counters
+  const std::uint64_t* offsets = nullptr;
+  std::uint64_t segment_length = 0;
+  std::uint32_t tile_rows = 1, tile_cols = 1;
+  std::uint64_t tile_width = 0, tile_height = 0;
+};
+
+// An N-d call as a strategy sees it: point i's coordinate on axis a is the
+// sample at columns[a] + i * stride bytes (stride = axis_count x sample size
+// for interleaved coordinates, the sample size for separate arrays). The slot
+// of a point is sum over a of slot_a x stride_a, axis 0 slowest, stride_a the
+// product of the later axes' slots; indexers[a] is axis a's binning (its edges
+// where the strategy runs).
+struct AxesArgs {
+  unsigned count = 1;
+  const void* columns[kMaxAxes] = {};
+  std::uint64_t stride = 0;
+  BinIndexer indexers[kMaxAxes] = {};
+  const Binning* binnings[kMaxAxes] = {};
 };
 
 // One call of a strategy's run function.
@@ -83,6 +138,20 @@ struct RunArgs {
   double* weight_sums = nullptr;
   const void* prepared = nullptr;
   const void* prepared_host = nullptr;
+  // Deterministic weights (kCapabilityDeterministic): `weight_bound` points to
+  // one double, where the strategy runs, the largest finite |weight| of the
+  // whole call (the plan computes it before the call's pieces run, so every
+  // piece and every strategy rounds each weight alike; weights.hpp).
+  bool deterministic = false;
+  const double* weight_bound = nullptr;
+  // Squares (kCapabilitySquares): the sums of squared weights, laid out as
+  // weight_sums, cleared unless accumulate.
+  double* weight_squares = nullptr;
+  // Batches (kCapabilitySegments, kCapabilityTiles): slots then holds
+  // batch.segments histograms, each binning->slots() long.
+  BatchArgs batch = {};
+  // N-d (kCapabilityAxes): n is the number of points; `samples` is unused.
+  AxesArgs axes = {};
 };
 
 struct Strategy {

@@ -79,21 +79,32 @@ std::unique_ptr<void, FreeDeleter> cpu_workspace(std::size_t bytes) {
 
 // The CPU path: the strategy runs on the call's host memory. Strategies with
 // the pixels capability take rows with a pitch; others get one run per row
-// (a one-channel image with a pitch), or one run for packed rows.
+// (a one-channel image with a pitch), or one run for packed rows. Batches,
+// N-d points and deterministic sums are one run for the whole call.
 void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& input, void* out, bool accumulate) {
+  const Request& request = plan.request;
   const bool weighted = g.weight_bytes != 0;
   RunArgs args = plan.base;
   args.slots = weighted ? nullptr : static_cast<std::uint64_t*>(out);
   args.weight_sums = weighted ? static_cast<double*>(out) : nullptr;
+  if (weighted && request.weight_squares)
+    args.weight_squares = static_cast<double*>(out) + request.histograms() * request.histogram_slots();
   args.weights = input.weights;
+  args.batch = detail::batch_of(request, g, input);
+  double bound = 0.0;  // deterministic sums: the call's largest finite |weight|
+  if (weighted && request.deterministic) {
+    bound = detail::weight_bound(*request.weight_type, input.weights, g.items());
+    args.weight_bound = &bound;
+  }
+  if (request.batch.kind == BatchKind::offsets) detail::check_offsets(input.offsets, request.batch.segments, g.samples());
   const bool strategy_takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
   auto run = [&](const unsigned char* p, std::uint64_t width, std::uint64_t height, std::uint64_t pitch,
                  bool acc) {
     args.samples = p;
     args.n = width * height * g.channels;
     args.accumulate = acc;
-    if (plan.request.is_pixels() || (strategy_takes_rows && height > 1))
-      args.layout = PixelLayout{g.channels, plan.request.layout.active, width, height, pitch};
+    if (request.is_pixels() || (strategy_takes_rows && height > 1) || request.batch.kind == BatchKind::tiles)
+      args.layout = PixelLayout{g.channels, request.layout.active, width, height, pitch};
     Problem problem = plan.problem;
     problem.n = args.n;
     problem.layout = args.layout;
@@ -104,13 +115,23 @@ void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& in
     plan.strategy->run(args);
   };
   const auto* base = static_cast<const unsigned char*>(input.samples);
-  if (g.items() == 0) {
-    if (!accumulate) std::memset(out, 0, plan.request.output_slots() * 8);  // 8 bytes: u64 counts, double sums
+  if (request.is_nd()) {
+    detail::set_columns(args.axes, g, input);
+    args.samples = args.axes.columns[0];
+    args.n = g.items();  // points
+    args.accumulate = accumulate;
+    plan.strategy->run(args);
     return;
   }
-  if (g.packed()) {
-    run(base, g.items(), 1, g.items() * g.item_bytes(), accumulate);
-  } else if (plan.request.is_pixels() || strategy_takes_rows) {
+  if (g.items() == 0 && !request.is_batch()) {
+    if (!accumulate) std::memset(out, 0, request.output_slots() * 8);  // 8 bytes: u64 counts, double sums
+    return;
+  }
+  if (request.batch.kind == BatchKind::tiles) {
+    run(base, g.width, g.height, g.pitch, accumulate);
+  } else if (g.packed()) {
+    run(base, g.items(), g.items() ? 1 : 0, g.items() * g.item_bytes(), accumulate);
+  } else if (request.is_pixels() || strategy_takes_rows) {
     run(base, g.width, g.height, g.pitch, accumulate);
   } else {
     for (std::uint64_t r = 0; r < g.height; ++r) run(base + r * g.pitch, g.width, 1, g.row_bytes(), accumulate || r > 0);
@@ -119,12 +140,19 @@ void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& in
 
 template <class Hist>
 void check_histograms(const Request& request, std::span<Hist> hists) {
-  if (hists.size() != request.histograms())
+  const std::uint64_t wanted = request.histograms() * (request.weight_squares ? 2 : 1);
+  if (hists.size() != wanted) {
+    const char* per = request.is_batch() ? " (one per segment or tile)"
+                      : request.weight_squares ? " (sums and sums of squares per active channel)"
+                                               : " (one per active channel)";
     throw Error(ErrorKind::usage,
-                "the request makes " + std::to_string(request.histograms()) + " histogram" +
-                    (request.histograms() == 1 ? "" : "s") + " (one per active channel), and " +
-                    std::to_string(hists.size()) + " were given",
-                "pass one histogram per active channel", ErrorSubject::layout);
+                "the request makes " + std::to_string(wanted) + " histogram" + (wanted == 1 ? "" : "s") + per +
+                    ", and " + std::to_string(hists.size()) + " were given",
+                std::string("pass ") + (request.is_batch() ? "one histogram per segment or tile"
+                                        : request.weight_squares ? "the sums' histograms, then the squares'"
+                                                                 : "one histogram per active channel"),
+                request.is_batch() ? ErrorSubject::batch : ErrorSubject::layout);
+  }
   for (const Hist& h : hists)
     if (!(h.binning() == request.binning))
       throw Error(ErrorKind::usage, "a histogram's binning is not the request's",
@@ -162,6 +190,12 @@ Plan::Plan(Request request, const Options& options) : impl_(std::make_unique<Imp
   a.threads = options.threads;
   a.layout = p.request.layout;
   a.weight_type = p.request.weight_type.value_or(SampleType::f32);
+  a.deterministic = p.problem.deterministic;
+  a.axes.count = p.request.axis_count();
+  for (unsigned k = 0; k < a.axes.count; ++k) {
+    a.axes.binnings[k] = p.problem.axes[k];
+    a.axes.indexers[k] = make_indexer(*p.problem.axes[k]);
+  }
   if (p.strategy->prepare) {
     p.prepared.resize(p.strategy->prepared_bytes(p.problem));
     p.strategy->prepare(p.problem, p.prepared.data());
@@ -192,15 +226,34 @@ void Plan::fill(std::span<Histogram> hists, const Input& input) const {
   if (impl_->request.is_weighted())
     throw Error(ErrorKind::usage, "a weighted request fills WeightedHistograms", "pass WeightedHistograms",
                 ErrorSubject::weights);
+  if (impl_->request.is_nd())
+    throw Error(ErrorKind::usage, "an N-d request fills a HistogramNd", "pass a HistogramNd of the request's axes",
+                ErrorSubject::axes);
   check_histograms(impl_->request, hists);
   if (hists.size() == 1) return fill_slots(hists[0].slots().data(), input, true);
-  std::vector<std::uint64_t> out(impl_->request.output_slots(), 0);
+  std::vector<std::uint64_t> out;
+  try {
+    out.assign(impl_->request.output_slots(), 0);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::resource, "out of memory for " + std::to_string(hists.size()) + " histograms' counters",
+                "count fewer segments or tiles per call", ErrorSubject::memory);
+  }
   fill_slots(out.data(), input, false);
   const std::uint64_t slots = impl_->request.binning.slots();
   for (std::size_t h = 0; h < hists.size(); ++h) {
     auto dst = hists[h].slots();
     for (std::uint64_t i = 0; i < slots; ++i) dst[i] += out[h * slots + i];
   }
+}
+
+void Plan::fill(HistogramNd& hist, const Input& input) const {
+  if (!impl_->request.is_nd())
+    throw Error(ErrorKind::usage, "an N-d histogram is filled by an N-d request", "make the plan with Request::joint",
+                ErrorSubject::axes);
+  if (!(hist.axes() == impl_->request.axes))
+    throw Error(ErrorKind::usage, "the N-d histogram's axes are not the request's",
+                "make the histogram with the request's axes", ErrorSubject::axes);
+  fill_slots(hist.slots().data(), input, true);
 }
 
 void Plan::fill(std::span<WeightedHistogram> hists, const Input& input) const {

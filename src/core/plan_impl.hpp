@@ -28,6 +28,8 @@ struct Geometry {
   std::uint64_t pitch = 0;         // bytes from one row's first sample to the next's
   std::size_t sample_bytes = 1;    // bytes of one sample
   std::size_t weight_bytes = 0;    // bytes of one item's weight (0: unweighted)
+  unsigned axes = 1;               // N-d: coordinates per item (interleaved: channels == axes)
+  bool separate_columns = false;   // N-d: one array per axis (Input::columns), channels == 1
 
   std::size_t item_bytes() const { return channels * sample_bytes; }
   std::uint64_t row_bytes() const { return width * item_bytes(); }
@@ -112,5 +114,16 @@ std::shared_ptr<const Plan> cached_plan(const Request& request, const Options& o
 
 // The request kind's strategy-facing problem.
 Problem problem_of(const Request& request, std::uint64_t n);
+
+// A call's batch as strategies see it (strategy.hpp BatchArgs): the tile
+// sizes from its frame, its offsets (where they are: host or device memory).
+BatchArgs batch_of(const Request& request, const Geometry& g, const Input& input);
+// Host entry points: throws Error(input) unless the segments + 1 offsets are
+// non-decreasing and at most n.
+void check_offsets(const std::uint64_t* offsets, std::uint64_t segments, std::uint64_t n);
+// Sets the columns and the stride of an N-d call (strategy.hpp AxesArgs).
+void set_columns(AxesArgs& axes, const Geometry& g, const Input& input);
+// The largest finite |weight| of n weights of `type` in host memory (0 when none).
+double weight_bound(SampleType type, const void* weights, std::uint64_t n);
 
 }  // namespace levelhist::detail

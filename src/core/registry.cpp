@@ -27,6 +27,9 @@ constexpr std::array kLibraryStrategies = {
     &strategies::gpu_bucket_sort,
     &strategies::gpu_weighted_shared,
     &strategies::gpu_block_global,
+    &strategies::gpu_segments,
+    &strategies::gpu_joint,
+    &strategies::gpu_weighted_exact,
 #endif
 };
 
@@ -74,9 +77,16 @@ bool built_with_cuda() {
 bool strategy_accepts(const Strategy& s, const Problem& problem, std::string* why_not) {
   unsigned missing = problem.needs() & ~s.capabilities;
   if (missing) {
-    if (why_not)
-      *why_not = std::string(s.name) + " does not handle " +
-                 ((missing & kCapabilityPixels) ? "multi-channel or pitched pixel layouts" : "weighted histograms");
+    if (why_not) {
+      const char* what = (missing & kCapabilityPixels)          ? "multi-channel or pitched pixel layouts"
+                         : (missing & kCapabilityWeights)       ? "weighted histograms"
+                         : (missing & kCapabilitySegments)      ? "batches of segments"
+                         : (missing & kCapabilityTiles)         ? "batches of tiles"
+                         : (missing & kCapabilityAxes)          ? "N-d histograms"
+                         : (missing & kCapabilityDeterministic) ? "deterministic weighted sums"
+                                                                : "sums of squared weights";
+      *why_not = std::string(s.name) + " does not handle " + what;
+    }
     return false;
   }
   return s.supports(problem, why_not);

@@ -28,7 +28,8 @@ constexpr std::uint64_t kAny = std::numeric_limits<std::uint64_t>::max();
 
 enum class Kinds : std::uint8_t { any, even, edges };
 enum class Layouts : std::uint8_t { any, plain, pixels };
-enum class Values : std::uint8_t { any, counts, weighted };
+enum class Values : std::uint8_t { any, counts, weighted, deterministic };
+enum class Shapes : std::uint8_t { any, single, segments, tiles, axes };
 
 struct ProblemClass {
   unsigned types = kAnyType;
@@ -38,6 +39,7 @@ struct ProblemClass {
   Layouts layout = Layouts::any;
   Values values = Values::any;
   std::uint64_t min_n = 0, max_n = kAny;  // samples of the call, where the plan knows them (0: unknown)
+  Shapes shape = Shapes::any;  // single: one histogram (per channel); segments, tiles: batches; axes: N-d
 };
 
 struct Row {
@@ -55,6 +57,13 @@ constexpr int kAnyCc = 0, kMaxCc = 999;
 // choose differently, so the rows hold from sm_80 on.
 constexpr Row kTable[] = {
     // ---- CUDA ----
+    {Backend::cuda, 80, kMaxCc, {.shape = Shapes::segments}, "gpu_segments",
+     "the batch kernel (a block per small segment, the segment split over blocks when large); bench --shapes"},
+    {Backend::cuda, 80, kMaxCc, {.shape = Shapes::tiles}, "gpu_segments", "the batch kernel over tiles; bench --shapes"},
+    {Backend::cuda, 80, kMaxCc, {.shape = Shapes::axes}, "gpu_joint",
+     "the N-d kernel (shared-memory histogram, split in parts that fit); bench --shapes"},
+    {Backend::cuda, 80, kMaxCc, {.values = Values::deterministic}, "gpu_weighted_exact",
+     "the deterministic weighted kernel (integer quanta in shared memory); bench --shapes"},
     {Backend::cuda, 80, kMaxCc, {.types = kBytes, .layout = Layouts::plain, .values = Values::counts},
      "gpu_lane_columns",
      "BENCHMARKS.md, the 256-bin byte kernel: 95-100% of the read limit on every distribution, H200 and H100"},
@@ -62,6 +71,8 @@ constexpr Row kTable[] = {
      "gpu_pixel_lane_columns", "BENCHMARKS.md, general histograms: RGBA 4x256 and RGB of RGBA at 90% of the limit"},
     {Backend::cuda, 80, kMaxCc, {.layout = Layouts::plain, .values = Values::weighted}, "gpu_weighted_shared",
      "BENCHMARKS.md, general histograms: f32 + f32 weights, 3x torch.bincount"},
+    {Backend::cuda, 80, kMaxCc, {.layout = Layouts::plain, .values = Values::weighted}, "gpu_weighted_exact",
+     "sums of squares beside the sums (gpu_weighted_shared keeps none): the deterministic kernel"},
     {Backend::cuda, 80, kMaxCc,
      {.types = kWide, .kinds = Kinds::edges, .max_slots = 512, .layout = Layouts::plain, .values = Values::counts},
      "gpu_shared_lanes", "BENCHMARKS.md, general histograms: f32 in 64 uneven edges (cell table + lane columns)"},
@@ -77,7 +88,7 @@ constexpr Row kTable[] = {
      "the fallback for bins no shared-memory layout holds (more than 8 parts): per-block copies in global memory"},
     // ---- CPU ----
     {Backend::cpu, kAnyCc, kMaxCc, {.layout = Layouts::plain, .values = Values::counts}, "cpu_parallel",
-     "BENCHMARKS.md, CPU: the acceptance run (all cores; AVX-512 byte counter)"},
+     "BENCHMARKS.md, CPU: the acceptance run (all cores; AVX-512 byte counter); batches and N-d points too"},
     {Backend::cpu, kAnyCc, kMaxCc, {}, "cpu_serial",
      "the reference loop: the only CPU strategy for pixels with channels and for weights"},
 };
@@ -108,6 +119,11 @@ std::string describe(const ProblemClass& c) {
   if (c.layout == Layouts::pixels) out += ", pixels";
   if (c.values == Values::counts) out += ", counts";
   if (c.values == Values::weighted) out += ", weighted";
+  if (c.values == Values::deterministic) out += ", deterministic weighted";
+  if (c.shape == Shapes::single) out += ", one histogram";
+  if (c.shape == Shapes::segments) out += ", segments";
+  if (c.shape == Shapes::tiles) out += ", tiles";
+  if (c.shape == Shapes::axes) out += ", N-d";
   if (c.min_n > 0) out += ", n >= " + std::to_string(c.min_n);
   if (c.max_n != kAny) out += ", n <= " + std::to_string(c.max_n);
   return out;
@@ -125,6 +141,14 @@ std::string mismatch(const ProblemClass& c, const Problem& p) {
   if (c.layout == Layouts::pixels && p.layout.is_plain()) return "a plain array";
   if (c.values == Values::counts && p.weighted) return "weights";
   if (c.values == Values::weighted && !p.weighted) return "counts";
+  if (c.values == Values::deterministic && !(p.weighted && p.deterministic))
+    return p.weighted ? "weights summed in double" : "counts";
+  const bool segments = p.batch.kind == BatchKind::equal || p.batch.kind == BatchKind::offsets;
+  const bool tiles = p.batch.kind == BatchKind::tiles, axes = p.axis_count > 1;
+  if (c.shape == Shapes::single && (segments || tiles || axes)) return segments || tiles ? "a batch" : "several axes";
+  if (c.shape == Shapes::segments && !segments) return tiles ? "tiles" : "no segments";
+  if (c.shape == Shapes::tiles && !tiles) return segments ? "segments" : "no tiles";
+  if (c.shape == Shapes::axes && !axes) return "one axis";
   if (p.n != 0 && (p.n < c.min_n || p.n > c.max_n)) return std::to_string(p.n) + " samples";
   return {};
 }
@@ -169,7 +193,8 @@ const Strategy& choose_strategy(const Problem& problem, Backend backend) {
   throw Error(ErrorKind::unsupported,
               "no " + std::string(to_string(backend)) + " strategy can count " + std::string(to_string(problem.type)) +
                   " samples into " + problem.binning->describe() + (problem.layout.is_plain() ? "" : " as pixels") +
-                  (problem.weighted ? " with weights" : ""),
+                  (problem.weighted ? " with weights" : "") + (problem.batch.is_none() ? "" : " in a batch") +
+                  (problem.axis_count > 1 ? " on " + std::to_string(problem.axis_count) + " axes" : ""),
               backend == Backend::cuda ? "use the CPU backend" : "", ErrorSubject::backend);
 }
 

@@ -18,6 +18,9 @@ extern const Strategy gpu_split_bins;
 extern const Strategy gpu_bucket_sort;
 extern const Strategy gpu_weighted_shared;
 extern const Strategy gpu_block_global;
+extern const Strategy gpu_segments;
+extern const Strategy gpu_joint;
+extern const Strategy gpu_weighted_exact;
 #endif
 
 }  // namespace levelhist::strategies

@@ -19,6 +19,8 @@
 // Counting raw values first and mapping each value once gives cpu_serial's
 // counts by construction: the same function maps the same values.
 //
+// Batches (segments, tiles) and N-d points: cpu_parallel_shapes.cpp.
+//
 // Private counters are 32-bit for cache footprint; a worker adds them into
 // the 64-bit output (under a mutex) at least every kFlushSamples samples, so
 // the totals are exact at any n. Small tables are split into sub-tables that
@@ -38,6 +40,7 @@
 #include "core/strategies.hpp"
 #include "cpu/cpu_parallel_bytes.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
+#include "cpu/cpu_parallel_shapes.hpp"
 
 namespace levelhist::strategies {
 namespace {
@@ -281,7 +284,7 @@ void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_
     run_slot_per_sample_in<T, 1>(a, plan, slot_of, out);
 }
 
-void run(const RunArgs& a) {
+void run_plain(const RunArgs& a) {
   if (!a.accumulate) std::memset(a.slots, 0, a.binning->slots() * sizeof(std::uint64_t));
   if (a.n == 0) return;
   const Plan plan = choose_plan(a);
@@ -311,6 +314,13 @@ void run(const RunArgs& a) {
       run_slot_per_sample<T>(a, plan, [indexer](T x) { return indexer.slot(static_cast<double>(x)); }, out);
     }
   });
+}
+
+// Batches and N-d points: cpu_parallel_shapes.cpp.
+void run(const RunArgs& a) {
+  if (a.axes.count > 1) return cpu_parallel_detail::run_axes(a);
+  if (a.batch.kind != BatchKind::none) return cpu_parallel_detail::run_batch(a, run_plain);
+  run_plain(a);
 }
 
 bool supports(const Problem&, std::string*) { return true; }
@@ -344,6 +354,7 @@ const Strategy cpu_parallel{"cpu_parallel",
                             supports,
                             no_workspace,
                             run,
-                            boundary_sizes};
+                            boundary_sizes,
+                            kCapabilitySegments | kCapabilityTiles | kCapabilityAxes};
 
 }  // namespace levelhist::strategies

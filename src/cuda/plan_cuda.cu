@@ -196,31 +196,82 @@ void cuda_bind(Plan::Impl& plan) {
                     " device" + (count == 1 ? "" : "s") + ")",
                 "give a device index below " + std::to_string(count), ErrorSubject::device);
   DeviceGuard guard(state->device);
-  const Binning& b = plan.request.binning;
-  const std::size_t edge_bytes = b.kind() == BinKind::edges ? round_up(b.edge_values().size() * sizeof(double)) : 0;
+  // The explicit edges of every axis (one axis but for N-d requests), then the prepared data.
+  const unsigned axes = plan.request.axis_count();
+  std::size_t edge_offset[kMaxAxes] = {};
+  std::size_t edge_bytes = 0;
+  for (unsigned k = 0; k < axes; ++k) {
+    const Binning& b = *plan.problem.axes[k];
+    edge_offset[k] = edge_bytes;
+    if (b.kind() == BinKind::edges) edge_bytes += round_up(b.edge_values().size() * sizeof(double));
+  }
   const std::size_t total = edge_bytes + plan.prepared.size();
   if (total > 0) {
     state->plan_memory = static_cast<unsigned char*>(cuda_detail::device_alloc(total, "the plan's bin edges and tables"));
-    if (edge_bytes)
-      LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory, b.edge_values().data(),
-                                      b.edge_values().size() * sizeof(double), cudaMemcpyHostToDevice));
+    for (unsigned k = 0; k < axes; ++k) {
+      const Binning& b = *plan.problem.axes[k];
+      if (b.kind() == BinKind::edges)
+        LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory + edge_offset[k], b.edge_values().data(),
+                                        b.edge_values().size() * sizeof(double), cudaMemcpyHostToDevice));
+    }
     if (!plan.prepared.empty())
       LEVELHIST_CUDA_CHECK(cudaMemcpy(state->plan_memory + edge_bytes, plan.prepared.data(), plan.prepared.size(),
                                       cudaMemcpyHostToDevice));
   }
   plan.device = state->device;
-  plan.base.indexer = make_indexer(b, edge_bytes ? reinterpret_cast<const double*>(state->plan_memory) : nullptr);
+  for (unsigned k = 0; k < axes; ++k) {
+    const Binning& b = *plan.problem.axes[k];
+    plan.base.axes.indexers[k] = make_indexer(
+        b, b.kind() == BinKind::edges ? reinterpret_cast<const double*>(state->plan_memory + edge_offset[k]) : nullptr);
+  }
+  plan.base.indexer = plan.base.axes.indexers[0];
   plan.base.prepared = plan.prepared.empty() ? nullptr : state->plan_memory + edge_bytes;
   plan.base.prepared_host = plan.prepared.empty() ? nullptr : plan.prepared.data();
   plan.cuda = std::move(state);
 }
 
+// Sums whose strategy rounds every weight alike (deterministic ones) need the
+// call's largest |weight| before any piece runs: the plan finds it into the
+// first bytes of the workspace (kBoundBytes), the strategy's own workspace follows.
+bool needs_bound(const Plan::Impl& plan) {
+  return plan.request.is_weighted() && (plan.strategy->capabilities & kCapabilityDeterministic) != 0;
+}
+constexpr std::size_t kBoundBytes = 256;
+
 std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_samples) {
   Problem per_call = plan.problem;
   per_call.n = std::min(max_samples, kMaxSamplesPerCall);
   DeviceGuard guard(plan.device);
-  return round_up(plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(per_call) : 0);
+  return round_up(plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(per_call) : 0) +
+         (needs_bound(plan) ? kBoundBytes : 0);
 }
+
+namespace {
+
+// The largest finite |weight| of n weights into *bound (a double, zero on
+// entry), as the bits of a non-negative double, which order as integers.
+template <class W>
+__global__ void weight_bound_kernel(const unsigned char* weights, std::uint64_t n, unsigned long long* bound) {
+  double m = 0.0;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const double w = fabs(static_cast<double>(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
+    if (w > m && w != INFINITY) m = w;  // NaN fails the first test
+  }
+  for (int o = 16; o; o >>= 1) m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+  if ((threadIdx.x & 31) == 0 && m > 0.0) atomicMax(bound, static_cast<unsigned long long>(__double_as_longlong(m)));
+}
+
+void find_weight_bound(SampleType weight_type, const void* weights, std::uint64_t n, void* bound, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(n / 4096 + 1, 1, 4 * cuda_detail::sm_count()));
+  auto* w = static_cast<const unsigned char*>(weights);
+  auto* b = static_cast<unsigned long long*>(bound);
+  if (weight_type == SampleType::f64) weight_bound_kernel<double><<<blocks, 256, 0, stream>>>(w, n, b);
+  else weight_bound_kernel<float><<<blocks, 256, 0, stream>>>(w, n, b);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
 
 // The device path: the call's rows of items in pieces of at most 2^31 samples,
 // never inside an item (a pixel); rows with a pitch go to the strategy as rows
@@ -231,24 +282,64 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
   const std::uint64_t per_call = std::min<std::uint64_t>(g.samples(), kMaxSamplesPerCall);
   Problem problem = plan.problem;
   problem.n = per_call;
-  const std::size_t needed = plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(problem) : 0;
+  const std::size_t needed = (plan.strategy->workspace_bytes ? plan.strategy->workspace_bytes(problem) : 0) +
+                             (needs_bound(plan) ? kBoundBytes : 0);
   if (workspace_bytes < needed)
     throw Error(ErrorKind::usage,
                 "the CUDA workspace is too small: " + std::to_string(workspace_bytes) + " bytes given, " +
                     std::to_string(needed) + " needed",
                 "allocate Plan::workspace_bytes(n) bytes (zeroed once)", ErrorSubject::workspace);
   const bool weighted = g.weight_bytes != 0;
-  if (g.items() == 0) {
+  const Request& request = plan.request;
+  if (g.items() == 0 && !request.is_batch()) {
     if (!accumulate)
-      LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_out, 0, plan.request.output_slots() * 8, static_cast<cudaStream_t>(stream)));
+      LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_out, 0, request.output_slots() * 8, static_cast<cudaStream_t>(stream)));
     return;
   }
   RunArgs args = plan.base;
   args.slots = weighted ? nullptr : static_cast<std::uint64_t*>(d_out);
   args.weight_sums = weighted ? static_cast<double*>(d_out) : nullptr;
+  if (weighted && request.weight_squares)
+    args.weight_squares = static_cast<double*>(d_out) + request.histograms() * request.histogram_slots();
   args.workspace = d_workspace;
   args.workspace_bytes = workspace_bytes;
   args.stream = stream;
+  // Batches and N-d points: one run for the whole call (a batch's segments
+  // and tiles, a point's coordinates, cannot be cut into pieces).
+  if (request.is_batch() || request.is_nd()) {
+    if (g.samples() > kMaxSamplesPerCall)
+      throw Error(ErrorKind::unsupported,
+                  "a GPU call of a batch or of N-d points takes at most 2^31 samples, and this one has " +
+                      std::to_string(g.samples()),
+                  "count the data in several calls", request.is_batch() ? ErrorSubject::batch : ErrorSubject::axes);
+    args.batch = batch_of(request, g, input);
+    args.accumulate = accumulate;
+    if (request.is_nd()) {
+      set_columns(args.axes, g, input);
+      args.samples = args.axes.columns[0];
+      args.n = g.items();
+    } else if (request.batch.kind == BatchKind::tiles) {
+      args.samples = input.samples;
+      args.n = g.items();
+      args.layout = PixelLayout{1, 1, g.width, g.height, g.pitch};
+    } else {
+      args.samples = input.samples;
+      args.n = g.samples();
+    }
+    plan.strategy->run(args);
+    return;
+  }
+  // Deterministic sums: every piece rounds with the whole call's bound.
+  if (weighted && needs_bound(plan)) {
+    if (workspace_bytes < kBoundBytes)
+      throw Error(ErrorKind::usage, "the CUDA workspace is too small for deterministic sums",
+                  "allocate Plan::workspace_bytes(n) bytes (zeroed once)", ErrorSubject::workspace);
+    find_weight_bound(*request.weight_type, input.weights, g.items(), d_workspace, static_cast<cudaStream_t>(stream));
+    args.deterministic = true;
+    args.weight_bound = static_cast<const double*>(d_workspace);
+    args.workspace = static_cast<unsigned char*>(d_workspace) + kBoundBytes;
+    args.workspace_bytes = workspace_bytes - kBoundBytes;
+  }
   const bool pixels = plan.request.is_pixels();
   const bool takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
   const auto* base = static_cast<const unsigned char*>(input.samples);
@@ -293,6 +384,76 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
       cudaMemsetAsync(d_workspace, 0, workspace_bytes, static_cast<cudaStream_t>(stream));
     cudaGetLastError();
     throw;
+  }
+  if (args.weight_bound)  // the workspace is left zero, as every call leaves it
+    LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, sizeof(double), static_cast<cudaStream_t>(stream)));
+}
+
+// The host path of batches, N-d points and deterministic sums: the whole call
+// at once in device memory (segments, tiles and points cannot be cut into the
+// staging chunks, and a deterministic sum rounds with the whole call's bound).
+// The device memory is the call's own, freed at the end.
+void cuda_fill_whole(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+  const Request& request = plan.request;
+  const std::size_t out_bytes = request.output_slots() * 8;
+  const std::size_t sample_bytes = g.samples() * g.sample_bytes;  // all columns together for N-d
+  const std::size_t weight_bytes = g.items() * g.weight_bytes;
+  const std::uint64_t offsets = request.batch.kind == BatchKind::offsets ? request.batch.segments + 1 : 0;
+  if (offsets) check_offsets(input.offsets, request.batch.segments, g.samples());
+  const std::size_t ws_bytes = std::max<std::size_t>(cuda_workspace_bytes(plan, g.samples()), 256);
+  const std::size_t total = round_up(sample_bytes) + round_up(weight_bytes) + round_up(offsets * 8) +
+                            round_up(out_bytes) + ws_bytes;
+  auto* memory = static_cast<unsigned char*>(
+      cuda_detail::device_alloc(total, "the call's data and histograms (counted whole on the GPU)"));
+  struct Free {
+    unsigned char* p;
+    ~Free() { cudaFree(p); }
+  } owner{memory};
+  unsigned char* d_samples = memory;
+  unsigned char* d_weights = d_samples + round_up(sample_bytes);
+  auto* d_offsets = reinterpret_cast<std::uint64_t*>(d_weights + round_up(weight_bytes));
+  unsigned char* d_out = reinterpret_cast<unsigned char*>(d_offsets) + round_up(offsets * 8);
+  unsigned char* d_ws = d_out + round_up(out_bytes);
+  LEVELHIST_CUDA_CHECK(cudaMemset(d_ws, 0, ws_bytes));
+  Input piece;
+  Geometry packed = g;
+  if (g.separate_columns) {
+    const std::size_t column = g.items() * g.sample_bytes;
+    for (unsigned k = 0; k < g.axes; ++k) {
+      if (column) LEVELHIST_CUDA_CHECK(cudaMemcpy(d_samples + k * column, input.columns[k], column, cudaMemcpyHostToDevice));
+      piece.columns[k] = d_samples + k * column;
+    }
+    piece.samples = piece.columns[0];
+  } else {
+    if (g.items())
+      LEVELHIST_CUDA_CHECK(cudaMemcpy2D(d_samples, g.row_bytes(), input.samples, g.pitch, g.row_bytes(), g.height,
+                                        cudaMemcpyHostToDevice));
+    piece.samples = d_samples;
+    packed.pitch = g.row_bytes();
+  }
+  if (weight_bytes) LEVELHIST_CUDA_CHECK(cudaMemcpy(d_weights, input.weights, weight_bytes, cudaMemcpyHostToDevice));
+  if (offsets) LEVELHIST_CUDA_CHECK(cudaMemcpy(d_offsets, input.offsets, offsets * 8, cudaMemcpyHostToDevice));
+  piece.weights = weight_bytes ? d_weights : nullptr;
+  piece.offsets = offsets ? d_offsets : nullptr;
+  if (request.is_nd() || request.batch.kind == BatchKind::tiles) {
+    piece.n = input.n;
+    piece.frame = input.frame;
+    piece.frame.row_pitch = input.frame.width ? g.row_bytes() : 0;
+  } else {
+    piece.n = g.samples();
+  }
+  cuda_run(plan, packed, piece, d_out, /*accumulate=*/false, d_ws, ws_bytes, nullptr);
+  std::vector<unsigned char> result(out_bytes);
+  LEVELHIST_CUDA_CHECK(cudaMemcpy(result.data(), d_out, out_bytes, cudaMemcpyDeviceToHost));
+  const std::uint64_t values = request.output_slots();
+  if (g.weight_bytes) {
+    auto* out = static_cast<double*>(host_out);
+    const auto* got = reinterpret_cast<const double*>(result.data());
+    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
+  } else {
+    auto* out = static_cast<std::uint64_t*>(host_out);
+    const auto* got = reinterpret_cast<const std::uint64_t*>(result.data());
+    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
   }
 }
 
@@ -378,6 +539,8 @@ void fill_through_staging(const Plan::Impl& plan, const Geometry& g, const Input
 // output rewritten by the next call's first chunk: the next call starts clean.
 void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
   DeviceGuard guard(plan.device);
+  if (plan.request.is_batch() || plan.request.is_nd() || needs_bound(plan))
+    return cuda_fill_whole(plan, g, input, host_out);
   Staging& st = staging_of(plan.device);
   CudaPlanState& state = *plan.cuda;
   std::lock_guard<std::mutex> lock_staging(st.mutex);

@@ -1,0 +1,268 @@
+// gpu_weighted_exact: weighted sums that are bit-identical on every run, grid
+// and strategy (Request::deterministic; the rule and its error bound:
+// src/core/fixed_point.hpp), and the sums of squared weights beside them;
+// auto's choice for deterministic sums and for sums of squares on the GPU.
+//
+// The structure is gpu_weighted_shared's (weighted_shared.cuh): one histogram
+// per block in shared memory, the same bin maps, a warp whose 32 samples share
+// one slot adds them up by shuffles and adds once (so constant data is not 32
+// atomics on one address). What is added differs: each weight, rounded to
+// integer quanta of 2^(E - 40) (E from the call's largest |weight|, which the
+// plan found before the launch), as a 64-bit integer. Integer adds give the
+// same sum in any order. Blocks take contiguous ranges of at most 2^21 samples,
+// so a block's 64-bit sums cannot overflow (2^21 x 2^40 < 2^63); each block
+// adds its sums into a 128-bit accumulator per slot in the workspace (two
+// 64-bit atomics and a carry), and the last block (a ticket) turns each into
+// one double, adds it into the caller's sums and clears the workspace.
+// Non-finite weights set flags per slot instead (fixed_point.hpp).
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "core/fixed_point.hpp"
+#include "core/strategies.hpp"
+#include "cuda/weighted_shared.cuh"
+
+namespace levelhist::cuda_detail::exact {
+namespace {
+
+using namespace general;
+using weighted::load_weights;
+
+constexpr int kThreads = 512;
+constexpr std::uint64_t kMaxPerBlock = fixed::kPartialSamples / 2;  // 2^21 samples
+constexpr std::uint64_t kMinPerBlock = 16 * 1024;
+
+struct Accumulator {  // a 128-bit sum in the workspace
+  unsigned long long lo;
+  long long hi;
+};
+
+struct ExactArgs {
+  const unsigned char* samples;
+  const unsigned char* weights;
+  std::uint64_t n;
+  std::uint64_t per_block;
+  const double* bound;
+  Accumulator* accum;    // slots (x2 with squares: the squares' after the sums')
+  unsigned* flags;       // the same
+  unsigned* ticket;
+  double* sums;
+  double* squares;       // nullptr: no squares
+  std::uint32_t slot_count;
+  bool accumulate;
+};
+
+__device__ __forceinline__ void add_wide(Accumulator* a, long long v) {
+  if (v == 0) return;
+  const unsigned long long u = static_cast<unsigned long long>(v);
+  const unsigned long long old = atomicAdd(&a->lo, u);
+  const long long carry = (old + u < old ? 1 : 0) + (v < 0 ? -1 : 0);
+  if (carry) atomicAdd(reinterpret_cast<unsigned long long*>(&a->hi), static_cast<unsigned long long>(carry));
+}
+
+// Adds one weight w of slot s (the warp's 32 lanes together: `s0` is lane 0's
+// slot, `uniform` whether all lanes have it).
+__device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint32_t s, double w,
+                                           const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0) {
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  const unsigned special = valid ? fixed::special_of(w) : 0;
+  const long long q = valid && !special ? quantize(w) : 0;
+  if (special) atomicOr(f + s, special);
+  if (uniform) {
+    long long sum = q;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(kAll, sum, o);
+    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(reinterpret_cast<unsigned long long*>(h + s0), static_cast<unsigned long long>(sum));
+  } else if (q) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(h + s), static_cast<unsigned long long>(q));
+  }
+}
+
+template <class T, class W, class Map>
+__global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
+  constexpr int K = kPerVector<T>;
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ bool is_last_block;
+  const bool squares = a.squares != nullptr;
+  const std::uint32_t sets = squares ? 2 : 1;
+  long long* h = reinterpret_cast<long long*>(smem);                            // sums, then squares
+  unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{a.slot_count} * sets * 8);  // their flags
+  for (std::uint32_t i = threadIdx.x; i < a.slot_count * sets; i += blockDim.x) h[i] = 0, f[i] = 0;
+  map.setup(smem + round_up(std::size_t{a.slot_count} * sets * 12, 16));
+  __syncthreads();
+  const int e = fixed::exponent_of(*a.bound);
+  const fixed::Quantizer quantize(e), quantize_square(2 * e);
+  long long* hq = h + a.slot_count;
+  unsigned* fq = f + a.slot_count;
+  const unsigned lane = threadIdx.x & 31;
+
+  const std::uint64_t begin = std::uint64_t{blockIdx.x} * a.per_block;
+  const std::uint64_t end = begin + a.per_block < a.n ? begin + a.per_block : a.n;
+  const unsigned char* base = a.samples + begin * sizeof(T);
+  const unsigned char* wbase = a.weights + begin * sizeof(W);
+  const std::uint64_t count = end > begin ? end - begin : 0;
+  auto one = [&](std::uint32_t s, double w, bool valid, bool uniform, std::uint32_t s0) {
+    add_weight(h, f, s, w, quantize, valid, uniform, s0);
+    if (squares) {
+#if defined(__CUDA_ARCH__)
+      const double w2 = __dmul_rn(w, w);
+#else
+      const double w2 = w * w;
+#endif
+      add_weight(hq, fq, s, w2, quantize_square, valid, uniform, s0);
+    }
+  };
+  if (reinterpret_cast<std::uintptr_t>(base) % sizeof(T) == 0) {
+    const Split16 sp = split16<T>(base, count);
+    const T* xs = reinterpret_cast<const T*>(base);
+    // Head and tail: at most 2 x 15 samples, one lane each (never uniform).
+    if (threadIdx.x < sp.head) one(map(xs[threadIdx.x]), static_cast<double>(load_unaligned<W>(wbase + threadIdx.x * sizeof(W))), true, false, 0);
+    if (sp.tail + threadIdx.x < count)
+      one(map(xs[sp.tail + threadIdx.x]), static_cast<double>(load_unaligned<W>(wbase + (sp.tail + threadIdx.x) * sizeof(W))),
+          true, false, 0);
+    const uint4* body = reinterpret_cast<const uint4*>(base + sp.head * sizeof(T));
+    const unsigned char* wbody = wbase + sp.head * sizeof(W);
+    constexpr std::size_t kWeightBytes = K * sizeof(W);
+    const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
+    // Warp-uniform trip count: the 32 lanes step together, so the warp can vote.
+    for (std::uint64_t v0 = threadIdx.x - lane; v0 < sp.vectors; v0 += blockDim.x) {
+      const std::uint64_t v = v0 + lane;
+      const bool valid = v < sp.vectors;
+      T x[K];
+      W w[K];
+      if (valid) {
+        unpack(__ldcs(body + v), x);
+        load_weights<W, K>(wbody + v * kWeightBytes, vector_weights, w);
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        std::uint32_t s = valid ? map(x[k]) : 0;
+        const std::uint32_t s0 = __shfl_sync(kAll, s, 0);  // lane 0 is always valid
+        if (!valid) s = s0;
+        const bool uniform = __all_sync(kAll, s == s0);
+        one(s, valid ? static_cast<double>(w[k]) : 0.0, valid, uniform, s0);
+      }
+    }
+  } else {  // samples not aligned to their size: one unaligned load each
+    for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x)
+      one(map(load_unaligned<T>(base + i * sizeof(T))), static_cast<double>(load_unaligned<W>(wbase + i * sizeof(W))),
+          true, false, 0);
+  }
+  __syncthreads();
+
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
+    add_wide(a.accum + s, h[s]);
+    if (f[s]) atomicOr(a.flags + s, f[s]);
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
+    fixed::Wide sum;
+    sum.lo = atomicExch(&a.accum[s].lo, 0ull);
+    sum.hi = static_cast<long long>(atomicExch(reinterpret_cast<unsigned long long*>(&a.accum[s].hi), 0ull));
+    const unsigned flags = atomicExch(a.flags + s, 0u);
+    const bool square = s >= a.slot_count;
+    const double v = fixed::to_double(sum, flags, square ? 2 * e : e);
+    double* out = square ? a.squares + (s - a.slot_count) : a.sums + s;
+    *out = (a.accumulate ? *out : 0.0) + v;
+  }
+  if (threadIdx.x == 0) *a.ticket = 0;
+}
+
+std::size_t tables_for(const Problem& p) {
+  return choose_map(p.type, *p.binning) == MapKind::cells ? kTableRegionBytes : 0;
+}
+
+bool supports(const Problem& p, std::string* why_not) {
+  auto no = [&](const std::string& why) {
+    if (why_not) *why_not = "gpu_weighted_exact: " + why;
+    return false;
+  };
+  if (!p.weighted) return no("sums weights only (Problem::weighted)");
+  if (p.weight_type != SampleType::f32 && p.weight_type != SampleType::f64) return no("weights must be f32 or f64");
+  if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
+  const std::size_t need = round_up(p.binning->slots() * (p.weight_squares ? 2 : 1) * 12, 16) + tables_for(p);
+  if (need > max_shared_bytes())
+    return no(std::to_string(p.binning->slots()) + " integer sums" + (p.weight_squares ? " and squares" : "") +
+              " do not fit in shared memory");
+  return true;
+}
+
+std::size_t workspace_bytes(const Problem& p) {
+  const std::size_t values = p.binning->slots() * (p.weight_squares ? 2 : 1);
+  return round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256) + 256;
+}
+
+template <class T, class W, class Map>
+void launch(const RunArgs& a, const Map& map) {
+  if (!a.weight_bound)
+    throw Error(ErrorKind::internal, "gpu_weighted_exact ran without the call's weight bound (run it through a Plan)");
+  auto kernel = exact_kernel<T, W, Map>;
+  allow_large_shared(kernel);
+  const std::size_t slot_count = a.binning->slots();
+  const std::size_t values = slot_count * (a.weight_squares ? 2 : 1);
+  const std::size_t smem = round_up(values * 12, 16) + map.table_bytes();
+  const int resident = std::max(1, resident_blocks_with(kernel, kThreads, smem));
+  const std::uint64_t per_block =
+      std::clamp<std::uint64_t>((a.n + resident - 1) / resident, kMinPerBlock, kMaxPerBlock);
+  const std::uint64_t blocks = std::max<std::uint64_t>(1, (a.n + per_block - 1) / per_block);
+  auto* ws = static_cast<unsigned char*>(a.workspace);
+  ExactArgs args{};
+  args.samples = static_cast<const unsigned char*>(a.samples);
+  args.weights = static_cast<const unsigned char*>(a.weights);
+  args.n = a.n;
+  args.per_block = per_block;
+  args.bound = a.weight_bound;
+  args.accum = reinterpret_cast<Accumulator*>(ws);
+  args.flags = reinterpret_cast<unsigned*>(ws + round_up(values * sizeof(Accumulator), 256));
+  args.ticket = reinterpret_cast<unsigned*>(ws + round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256));
+  args.sums = a.weight_sums;
+  args.squares = a.weight_squares;
+  args.slot_count = static_cast<std::uint32_t>(slot_count);
+  args.accumulate = a.accumulate;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream_of(a)>>>(args, map);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+void run(const RunArgs& a) {
+  const MapKind kind = choose_map(a.type, *a.binning);
+  visit_sample_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    with_map<T>(a, kind, [&](const auto& map) {
+      if (a.weight_type == SampleType::f64) launch<T, double>(a, map);
+      else launch<T, float>(a, map);
+    });
+  });
+}
+
+std::vector<std::uint64_t> boundaries(const Problem& p) {
+  const std::uint64_t per_vector = 16 / sample_size(p.type);
+  return {per_vector - 1, per_vector, per_vector + 1, 32 * per_vector + 1, kMinPerBlock, kMinPerBlock + 1};
+}
+
+}  // namespace
+}  // namespace levelhist::cuda_detail::exact
+
+namespace levelhist::strategies {
+
+const Strategy gpu_weighted_exact{
+    "gpu_weighted_exact",
+    Backend::cuda,
+    "deterministic weighted sums: weights rounded to integer quanta of the call's largest weight, 64-bit shared sums "
+    "per block, 128-bit totals; optional sums of squares",
+    "levelhist, after XGBoost's pre-rounded gradient sums (docs/PERFORMANCE-shapes.md)",
+    cuda_detail::exact::supports,
+    cuda_detail::exact::workspace_bytes,
+    cuda_detail::exact::run,
+    cuda_detail::exact::boundaries,
+    kCapabilityWeights | kCapabilityDeterministic | kCapabilitySquares,
+    cuda_detail::general::prepared_tables_bytes,
+    cuda_detail::general::prepare_tables};
+
+}  // namespace levelhist::strategies

@@ -1,0 +1,290 @@
+// The new shapes on a GPU (gpu_segments, gpu_joint, gpu_weighted_exact, and
+// auto's choice): every result checked slot for slot against cpu_serial (the
+// reference), through the host path (Plan::fill) and through device memory
+// (Plan::run, clearing and accumulating, the workspace left zero), on
+// adversarial inputs: constant data, one hot bin, empty segments, segments of
+// one sample, segments that straddle the kernels' work items, tiles that do
+// not divide the frame, misaligned columns, NaN and infinite weights.
+// Deterministic sums must be bit-identical to the reference's.
+#include <gtest/gtest.h>
+
+#if !LEVELHIST_HAVE_CUDA
+
+TEST(GpuShapes, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backend (LEVELHIST_CUDA=OFF or no nvcc)"; }
+
+#else
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "gpu_test_support.hpp"
+
+namespace levelhist::test {
+namespace {
+
+Options on_cuda(const char* strategy = "auto") {
+  Options o;
+  o.strategy = strategy;
+  o.backend = BackendChoice::cuda;
+  return o;
+}
+Options reference() {
+  Options o;
+  o.strategy = "cpu_serial";
+  o.backend = BackendChoice::cpu;
+  return o;
+}
+
+template <class T>
+std::vector<T> noise(std::size_t n, std::uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+// Host memory copied to the device at an offset of `shift` bytes (misalignment).
+struct OnDevice {
+  DeviceBytes bytes;
+  unsigned char* at = nullptr;
+  OnDevice(const void* host, std::size_t n, std::size_t shift = 0) : bytes(n + shift + 16) {
+    at = bytes.get() + shift;
+    if (n) LEVELHIST_TEST_CUDA(cudaMemcpy(at, host, n, cudaMemcpyHostToDevice));
+  }
+};
+
+// Runs `plan` on device copies of `input`'s arrays (the pointers replaced by
+// the caller's device ones) into 8-byte output values: once clearing (over
+// garbage), once accumulating; checks the workspace is left zero. Returns the
+// cleared result and expects the accumulated one to be twice it (counts).
+std::vector<std::uint64_t> run_on_device(const Plan& plan, const Input& device_input, bool doubles = false) {
+  const std::uint64_t values = plan.request().output_slots();
+  const std::size_t ws = plan.workspace_bytes(std::max<std::uint64_t>(device_input.n, 1) * 4 + (1 << 20));
+  DeviceBytes workspace(std::max<std::size_t>(ws, 256)), out(values * 8);
+  LEVELHIST_TEST_CUDA(cudaMemset(workspace.get(), 0, workspace.size()));
+  LEVELHIST_TEST_CUDA(cudaMemset(out.get(), 0x5A, out.size()));  // garbage the first call must clear
+  plan.run(device_input, out.get(), /*accumulate=*/false, workspace.get(), workspace.size());
+  std::vector<std::uint64_t> first(values), second(values);
+  LEVELHIST_TEST_CUDA(cudaMemcpy(first.data(), out.get(), values * 8, cudaMemcpyDeviceToHost));
+  plan.run(device_input, out.get(), /*accumulate=*/true, workspace.get(), workspace.size());
+  LEVELHIST_TEST_CUDA(cudaMemcpy(second.data(), out.get(), values * 8, cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> ws_after(workspace.size());
+  LEVELHIST_TEST_CUDA(cudaMemcpy(ws_after.data(), workspace.get(), ws_after.size(), cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(std::all_of(ws_after.begin(), ws_after.end(), [](unsigned char c) { return c == 0; }))
+      << "the workspace was not left zero";
+  for (std::uint64_t i = 0; i < values && !doubles; ++i) EXPECT_EQ(second[i], 2 * first[i]) << "slot " << i;
+  return first;
+}
+
+std::vector<std::uint64_t> reference_slots(const Request& r, const Input& host_input) {
+  std::vector<std::uint64_t> out(r.output_slots(), 0);
+  Plan(r, reference()).fill_slots(out.data(), host_input, false);
+  return out;
+}
+
+const char* const kBatchStrategies[] = {"gpu_segments", "auto"};
+
+// ---- batches -------------------------------------------------------------------------
+
+template <class T>
+void check_segments(const Request& r, const std::vector<T>& x, const std::vector<std::uint64_t>& offsets,
+                    const std::string& what) {
+  Input host = r.batch.kind == BatchKind::offsets ? Input::segments(x.data(), x.size(), offsets.data())
+                                                 : Input::array(x.data(), x.size());
+  const std::vector<std::uint64_t> want = reference_slots(r, host);
+  for (const char* s : kBatchStrategies) {
+    const Plan plan(r, on_cuda(s));
+    EXPECT_STREQ(plan.strategy().name, "gpu_segments");
+    std::vector<std::uint64_t> got(r.output_slots(), 0);
+    plan.fill_slots(got.data(), host, false);
+    ASSERT_EQ(got, want) << s << " host path, " << what;
+    for (std::size_t shift : {0, 1}) {
+      OnDevice dx(x.data(), x.size() * sizeof(T), shift);
+      OnDevice doff(offsets.data(), offsets.size() * 8);
+      Input dev = host;
+      dev.samples = dx.at;
+      if (host.offsets) dev.offsets = reinterpret_cast<const std::uint64_t*>(doff.at);
+      ASSERT_EQ(run_on_device(plan, dev), want) << s << " device, shift " << shift << ", " << what;
+    }
+  }
+}
+
+TEST(GpuShapes, EqualSegmentsAroundTheWorkItems) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning bytes = Binning::per_value(SampleType::u8);
+  // Items are 16 KiB: lengths that divide it, straddle it, and exceed it.
+  for (std::uint64_t length : {1u, 7u, 4096u, 16383u, 16384u, 16385u, 100000u}) {
+    const std::uint64_t segments = std::max<std::uint64_t>(3, (std::uint64_t{3} << 20) / length / 8);
+    std::vector<std::uint8_t> x = noise<std::uint8_t>(segments * length, length, 0, 256);
+    std::fill(x.begin(), x.begin() + std::min<std::size_t>(x.size(), 3 * length), 77);  // constant segments first
+    check_segments(Request::segments(SampleType::u8, bytes, segments), x, {}, "length " + std::to_string(length));
+  }
+  const Binning floats = Binning::explicit_edges({-1, -0.5, 0, 0.001, 0.5, 2});  // a cell table
+  std::vector<float> f = noise<float>(64 * 5000, 9, -2, 3);
+  f[17] = std::nanf("");
+  check_segments(Request::segments(SampleType::f32, floats, 64), f, {}, "f32 edges");
+  std::vector<std::uint16_t> none;
+  check_segments(Request::segments(SampleType::u16, Binning::even(10, 0, 65536), 5), none, {}, "no samples");
+}
+
+TEST(GpuShapes, SegmentsByOffsets) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning b = Binning::even(64, 0, 65536);
+  std::vector<std::uint16_t> x = noise<std::uint16_t>(200000, 4, 0, 65536);
+  std::fill(x.begin() + 50000, x.begin() + 120000, 31000);  // a one-hot stretch across several items
+  // Empty segments (first, inside, last, beyond the samples), single samples,
+  // segments inside one item, straddling two, spanning many; a first offset above 0.
+  std::vector<std::uint64_t> offsets = {5, 5, 6, 7, 8191, 8192, 8193, 8200, 30000, 30001, 150000, 150000, 199999,
+                                        200000, 200000};
+  check_segments(Request::segments_by_offsets(SampleType::u16, b, offsets.size() - 1), x, offsets, "mixed");
+  // Many small segments of random lengths, 0 to 40.
+  std::mt19937 rng(2);
+  std::vector<std::uint64_t> small = {0};
+  while (small.back() < x.size()) small.push_back(std::min<std::uint64_t>(x.size(), small.back() + rng() % 41));
+  check_segments(Request::segments_by_offsets(SampleType::u16, b, small.size() - 1), x, small, "small");
+}
+
+TEST(GpuShapes, TilesThatDivideAndDoNot) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning b = Binning::per_value(SampleType::u8);
+  std::mt19937 rng(8);
+  // Tiles of one band, of many bands (width 16 KiB and more: one row per band), and empty tiles.
+  for (auto [w, h, pad, rows, cols] : {std::tuple{640, 480, 0, 8, 8}, std::tuple{1001, 333, 7, 7, 3},
+                                       std::tuple{5, 9, 0, 4, 4}, std::tuple{40000, 9, 3, 2, 1},
+                                       std::tuple{3000, 2000, 0, 1, 1}}) {
+    const std::uint64_t pitch = w + pad;
+    std::vector<std::uint8_t> img(pitch * h, 0xEE);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) img[y * pitch + x] = y < h / 2 ? 9 : static_cast<std::uint8_t>(rng());
+    const Request r = Request::tiles(SampleType::u8, b, rows, cols);
+    const Input host = Input::image(img.data(), w, h, pitch);
+    const std::vector<std::uint64_t> want = reference_slots(r, host);
+    for (const char* s : kBatchStrategies) {
+      const Plan plan(r, on_cuda(s));
+      std::vector<std::uint64_t> got(r.output_slots(), 0);
+      plan.fill_slots(got.data(), host, false);
+      ASSERT_EQ(got, want) << s << " host " << w << "x" << h;
+      OnDevice d(img.data(), img.size());
+      ASSERT_EQ(run_on_device(plan, Input::image(d.at, w, h, pitch)), want) << s << " device " << w << "x" << h;
+    }
+  }
+}
+
+// ---- N-d -------------------------------------------------------------------------------
+
+template <class T>
+void check_joint(const std::vector<Binning>& axes, const std::vector<std::vector<T>>& columns, const std::string& what) {
+  const unsigned k = static_cast<unsigned>(axes.size());
+  const std::size_t n = columns[0].size();
+  std::vector<T> interleaved(n * k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (unsigned a = 0; a < k; ++a) interleaved[i * k + a] = columns[a][i];
+  const Request r = Request::joint(sample_type_of<T>(), axes);
+  const std::vector<std::uint64_t> want = reference_slots(r, Input::array(interleaved.data(), n));
+  for (const char* s : {"gpu_joint", "auto"}) {
+    const Plan plan(r, on_cuda(s));
+    EXPECT_STREQ(plan.strategy().name, "gpu_joint");
+    HistogramNd host(axes);
+    plan.fill(host, Input::array(interleaved.data(), n));
+    ASSERT_TRUE(std::equal(want.begin(), want.end(), host.slots().begin())) << s << " host interleaved, " << what;
+    OnDevice di(interleaved.data(), interleaved.size() * sizeof(T));
+    ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want) << s << " device interleaved, " << what;
+    for (std::size_t shift : {std::size_t{0}, sizeof(T), std::size_t{1}}) {  // 16-byte aligned (vector loads), aligned to T, misaligned
+      std::vector<std::unique_ptr<OnDevice>> dc;
+      Input in;
+      in.n = n;
+      for (unsigned a = 0; a < k; ++a) dc.push_back(std::make_unique<OnDevice>(columns[a].data(), n * sizeof(T), shift));
+      for (unsigned a = 0; a < k; ++a) in.columns[a] = dc[a]->at;
+      in.samples = in.columns[0];
+      ASSERT_EQ(run_on_device(plan, in), want) << s << " device columns, shift " << shift << ", " << what;
+    }
+  }
+}
+
+TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning u8 = Binning::per_value(SampleType::u8);
+  const std::size_t n = (std::size_t{1} << 20) + 13;
+  std::vector<std::uint8_t> a = noise<std::uint8_t>(n, 1, 0, 256), b = noise<std::uint8_t>(n, 2, 0, 256);
+  check_joint<std::uint8_t>({u8, u8}, {a, b}, "u8 noise (two parts of shared memory)");
+  check_joint<std::uint8_t>({u8, u8}, {std::vector<std::uint8_t>(n, 200), std::vector<std::uint8_t>(n, 3)}, "constant");
+  std::vector<float> x = noise<float>(n, 3, -0.1, 1.1), y = noise<float>(n, 4, -0.1, 1.1);
+  x[5] = std::nanf(""), y[9] = INFINITY;
+  const Binning hundred = Binning::even(100, 0, 1);
+  check_joint<float>({hundred, hundred}, {x, y}, "f32 100 x 100");
+  check_joint<float>({hundred, Binning::explicit_edges({0, 0.25, 0.3, 1})}, {x, y}, "f32 even x edges");
+  check_joint<std::int16_t>({Binning::even(8, -100, 100), Binning::even(9, 0, 90), Binning::even(4, -4, 4)},
+                            {noise<std::int16_t>(70001, 5, -120, 120), noise<std::int16_t>(70001, 6, -10, 100),
+                             noise<std::int16_t>(70001, 7, -5, 5)},
+                            "i16 3-D");
+  check_joint<float>({hundred, hundred}, {std::vector<float>(1, 0.5f), std::vector<float>(1, 0.5f)}, "one point");
+}
+
+// ---- deterministic weights ----------------------------------------------------------------
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 8) == 0;
+}
+
+template <class W>
+void check_exact(const Binning& bins, const std::vector<float>& x, const std::vector<W>& w, bool squares,
+                 const std::string& what) {
+  Request r = Request::weighted(SampleType::f32, sample_type_of<W>(), bins);
+  r.deterministic = true;
+  r.weight_squares = squares;
+  std::vector<double> want(r.output_slots(), 0.0);
+  Plan(r, reference()).fill_slots(want.data(), Input::array(x.data(), x.size(), w.data()), false);
+  for (const char* s : {"gpu_weighted_exact", "auto"}) {
+    const Plan plan(r, on_cuda(s));
+    EXPECT_STREQ(plan.strategy().name, "gpu_weighted_exact");
+    std::vector<double> got(r.output_slots(), 0.0);
+    plan.fill_slots(got.data(), Input::array(x.data(), x.size(), w.data()), false);
+    ASSERT_TRUE(same_bits(got, want)) << s << " host, " << what;
+    for (std::size_t shift : {0, 4}) {
+      OnDevice dx(x.data(), x.size() * 4, shift), dw(w.data(), w.size() * sizeof(W), shift ? 1 : 0);
+      const std::vector<std::uint64_t> bits = run_on_device(plan, Input::array(dx.at, x.size(), dw.at), true);
+      std::vector<double> dev(bits.size());
+      std::memcpy(dev.data(), bits.data(), bits.size() * 8);
+      ASSERT_TRUE(same_bits(dev, want)) << s << " device, shift " << shift << ", " << what;
+    }
+  }
+}
+
+TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const std::size_t n = 3000017;
+  std::vector<float> x = noise<float>(n, 11, -0.1, 1.1);
+  std::mt19937_64 rng(12);
+  std::vector<double> w(n);
+  for (double& v : w) v = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), static_cast<int>(rng() % 50) - 25);
+  check_exact(Binning::even(256, 0, 1), x, w, true, "f64 weights over 15 decades");
+  std::vector<float> wf = noise<float>(n, 13, -3, 3);
+  wf[7] = INFINITY, wf[8] = -INFINITY, wf[9] = std::nanf("");
+  check_exact(Binning::explicit_edges({0, 0.1, 0.5, 0.9, 1}), x, wf, false, "f32 weights with specials");
+  std::vector<float> constant(n, 0.25f);
+  std::vector<float> ones(n, 1.5f);
+  check_exact(Binning::even(10, 0, 1), constant, ones, true, "one hot slot");
+  check_exact(Binning::even(10, 0, 1), std::vector<float>(), std::vector<float>(), false, "no samples");
+}
+
+TEST(GpuShapes, SquaresWithoutDeterminismGoToTheExactKernel) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  Request r = Request::weighted(SampleType::f32, SampleType::f32, Binning::even(32, 0, 1));
+  r.weight_squares = true;
+  const Plan plan(r, on_cuda());
+  EXPECT_STREQ(plan.strategy().name, "gpu_weighted_exact");
+  std::vector<float> x = noise<float>(100000, 21, 0, 1), w = noise<float>(100000, 22, 0, 2);
+  std::vector<WeightedHistogram> got(2, WeightedHistogram(r.binning)), want(2, WeightedHistogram(r.binning));
+  plan.fill(got, Input::array(x.data(), x.size(), w.data()));
+  Plan(r, reference()).fill(want, Input::array(x.data(), x.size(), w.data()));
+  for (int h = 0; h < 2; ++h)
+    for (std::uint64_t s = 0; s < r.binning.slots(); ++s)
+      EXPECT_NEAR(got[h].slots()[s], want[h].slots()[s], 1e-9 * (1 + std::fabs(want[h].slots()[s]))) << h << " " << s;
+}
+
+}  // namespace
+}  // namespace levelhist::test
+
+#endif  // LEVELHIST_HAVE_CUDA
