@@ -21,6 +21,7 @@
 #include "levelhist/plan.hpp"
 #include "levelhist/request.hpp"
 #include "levelhist/sample_type.hpp"
+#include "levelhist/source.hpp"
 #include "levelhist/strategy.hpp"
 
 namespace levelhist {

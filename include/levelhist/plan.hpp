@@ -35,6 +35,8 @@
 
 namespace levelhist {
 
+class Source;  // levelhist/source.hpp
+
 enum class BackendChoice : std::uint8_t { automatic, cpu, cuda };
 
 struct Options {
@@ -77,6 +79,15 @@ class Plan {
   // Into raw host slots: request().output_slots() values (std::uint64_t counts,
   // or double sums for weighted requests), added to unless `accumulate` is false.
   void fill_slots(void* slots, const Input& input, bool accumulate = true) const;
+
+  // ---- a Source (levelhist/source.hpp): read to its end, counted as it comes ------
+  // Plain and pixel requests (pixels packed, channels samples each). The counts
+  // are added once the whole source is counted: a read error, or data that
+  // ends inside a sample or pixel (Error(input)), adds nothing. Returns the
+  // bytes read.
+  std::uint64_t fill(std::span<Histogram> hists, Source& source) const;
+  std::uint64_t fill(Histogram& hist, Source& source) const { return fill(std::span<Histogram>(&hist, 1), source); }
+  std::uint64_t fill_slots(void* slots, Source& source, bool accumulate = true) const;
 
   // ---- device memory (CUDA plans) -------------------------------------------------
   // Workspace bytes for calls of up to `max_samples` samples (any n for most

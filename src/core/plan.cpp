@@ -271,6 +271,18 @@ void Plan::fill(std::span<WeightedHistogram> hists, const Input& input) const {
   }
 }
 
+std::uint64_t Plan::fill(std::span<Histogram> hists, Source& source) const {
+  check_histograms(impl_->request, hists);
+  std::vector<std::uint64_t> out(impl_->request.output_slots(), 0);
+  const std::uint64_t bytes = fill_slots(out.data(), source, false);  // checks the request's kind
+  const std::uint64_t slots = impl_->request.binning.slots();
+  for (std::size_t h = 0; h < hists.size(); ++h) {
+    auto dst = hists[h].slots();
+    for (std::uint64_t i = 0; i < slots; ++i) dst[i] += out[h * slots + i];
+  }
+  return bytes;
+}
+
 std::size_t Plan::workspace_bytes(std::uint64_t max_samples) const {
   if (impl_->backend != Backend::cuda)
     throw Error(ErrorKind::usage, "a CPU plan has no device workspace",

@@ -83,6 +83,11 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
               void* d_workspace, std::size_t workspace_bytes, void* stream);
 // Host memory in, host slots out (added to).
 void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out);
+
+// Plan::fill from a Source, the plain way every backend can take: whole items
+// read into a buffer and counted by fill_slots a buffer at a time; `out`
+// (output_slots() values) is overwritten. Returns the bytes read.
+std::uint64_t fill_source_in_chunks(const Plan& plan, Source& source, void* out);
 // Frees the host path's staging buffers of `device` (256 MiB of pinned and
 // device memory with weights; made again by the next call that needs them).
 // Waits for a call in progress.
