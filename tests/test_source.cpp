@@ -42,7 +42,9 @@ struct TempFile {
                                         std::to_string(reinterpret_cast<std::uintptr_t>(this)));
     FILE* f = std::fopen(path.c_str(), "wb");
     EXPECT_NE(f, nullptr);
-    if (!bytes.empty()) EXPECT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    if (!bytes.empty()) {
+      EXPECT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    }
     std::fclose(f);
   }
   ~TempFile() { fs::remove(path); }

@@ -797,37 +797,30 @@ std::string render_axes(Format format, SampleType type, const HistogramNd& h, co
     });
     return out;
   }
-  out = "{\n";
-  out += json_opening(to_string(type), inputs);
-  out += "  \"strategy\": " + json_string(strategy) + ",\n";
-  out += "  \"axes\": [";
+  Json doc = count_document(to_string(type), inputs);
+  doc["strategy"] = strategy;
+  Json axes_json = Json::array();
   for (unsigned a = 0; a < k; ++a) {
-    out += a ? ",\n    {" : "\n    {";
-    out += "\"bins\": " + std::to_string(bins[a]) + ", \"last_bin_inclusive\": " +
-           (axes[a].last_bin_inclusive() ? "true" : "false") + ", \"edges\": [";
-    for (std::size_t i = 0; i < edges[a].size(); ++i) out += (i ? ", " : "") + format_number(edges[a][i]);
-    out += "]}";
+    Json axis = Json::object();
+    add_binning(axis, axes[a], edges[a]);
+    axes_json.push_back(axis);
   }
-  out += "\n  ],\n";
+  doc["axes"] = axes_json;
   // counts: nested lists, axis 0 outermost, as numpy.histogramdd's array.
-  out += "  \"counts\": ";
-  std::uint64_t cell = 0;
-  std::string nested;
+  std::vector<Json> open(k + 1, Json::array());
   each_cell([&](const std::vector<std::uint64_t>& at, std::uint64_t c) {
-    unsigned opened = 0;  // the lists this cell opens: the trailing axes at 0
-    while (opened < k && at[k - 1 - opened] == 0) ++opened;
-    if (cell) nested += ", ";
-    nested += std::string(opened, '[') + std::to_string(c);
-    unsigned closed = 0;  // the lists this cell closes: the trailing axes at their last bin
-    while (closed < k && at[k - 1 - closed] == bins[k - 1 - closed] - 1) ++closed;
-    nested += std::string(closed, ']');
-    ++cell;
+    open[k].push_back(c);
+    // Close the lists this cell ends: the trailing axes at their last bin.
+    for (unsigned a = k; a > 0 && at[a - 1] == bins[a - 1] - 1; --a) {
+      open[a - 1].push_back(std::move(open[a]));
+      open[a] = Json::array();
+    }
   });
-  out += nested + ",\n";
-  out += "  \"total\": " + std::to_string(total) + ",\n";
-  out += "  \"in_bins\": " + std::to_string(inside) + ",\n";
-  out += "  \"outside\": " + std::to_string(total - inside) + "\n}\n";
-  return out;
+  doc["counts"] = open[0].empty() ? Json::array() : open[0][0];
+  doc["total"] = total;
+  doc["in_bins"] = inside;
+  doc["outside"] = total - inside;
+  return json_text(doc);
 }
 
 int count_columns(const ParsedArgs& p, SampleType type) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cli.hpp"
+#include "json.hpp"
 #include "levelhist/image.hpp"
 #include "levelhist/image_ops.hpp"
 
@@ -104,27 +105,31 @@ int run_joint(const std::vector<std::string>& args) {
           out += std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(h.at(i, j)) + "\n";
       break;
     case Format::json: {
-      out = "{\n  \"command\": \"joint\",\n";
-      out += "  \"files\": [" + json_string(fa) + ", " + json_string(fb) + "],\n";
-      out += "  \"width\": " + std::to_string(a.width) + ",\n  \"height\": " + std::to_string(a.height) + ",\n";
-      out += "  \"bins\": " + std::to_string(n) + ",\n";
-      out += "  \"edges\": [";
-      for (std::uint64_t i = 0; i <= n; ++i) out += (i ? ", " : "") + format_number(axis.edge(i));
-      out += "],\n";
-      out += "  \"entropy_a\": " + measure(info.entropy_a) + ",\n";
-      out += "  \"entropy_b\": " + measure(info.entropy_b) + ",\n";
-      out += "  \"joint_entropy\": " + measure(info.joint_entropy) + ",\n";
-      out += "  \"mutual_information\": " + measure(info.mutual_information) + ",\n";
-      out += "  \"normalized_mutual_information\": " + measure(info.normalized_mutual_information) + ",\n";
-      out += "  \"normalization\": \"studholme: (H(A) + H(B)) / H(A,B)\",\n";
-      out += "  \"units\": \"bits\",\n";
-      out += "  \"counts\": [";
+      // Measures that are undefined (both images constant) are null.
+      auto measure_json = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+      Json doc = json_document("joint");
+      doc["files"] = Json::array({fa, fb});
+      doc["width"] = a.width;
+      doc["height"] = a.height;
+      doc["bins"] = n;
+      Json edges = Json::array();
+      for (std::uint64_t i = 0; i <= n; ++i) edges.push_back(axis.edge(i));
+      doc["edges"] = edges;
+      doc["entropy_a"] = measure_json(info.entropy_a);
+      doc["entropy_b"] = measure_json(info.entropy_b);
+      doc["joint_entropy"] = measure_json(info.joint_entropy);
+      doc["mutual_information"] = measure_json(info.mutual_information);
+      doc["normalized_mutual_information"] = measure_json(info.normalized_mutual_information);
+      doc["normalization"] = "studholme: (H(A) + H(B)) / H(A,B)";
+      doc["units"] = "bits";
+      Json rows = Json::array();
       for (std::uint64_t i = 0; i < n; ++i) {
-        out += i ? ",\n    [" : "\n    [";
-        for (std::uint64_t j = 0; j < n; ++j) out += (j ? ", " : "") + std::to_string(h.at(i, j));
-        out += "]";
+        Json row = Json::array();
+        for (std::uint64_t j = 0; j < n; ++j) row.push_back(h.at(i, j));
+        rows.push_back(std::move(row));
       }
-      out += "\n  ]\n}\n";
+      doc["counts"] = std::move(rows);
+      out = json_text(doc);
       break;
     }
   }

@@ -32,6 +32,7 @@ void cuda_bind(Plan::Impl&) { no_cuda(); }
 std::size_t cuda_workspace_bytes(const Plan::Impl&, std::uint64_t) { no_cuda(); }
 void cuda_run(const Plan::Impl&, const Geometry&, const Input&, void*, bool, void*, std::size_t, void*) { no_cuda(); }
 void cuda_fill(const Plan::Impl&, const Geometry&, const Input&, void*) { no_cuda(); }
+std::uint64_t cuda_fill_source(const Plan::Impl&, Source&, void*) { no_cuda(); }
 void release_host_path_staging(int) {}
 void inject_cuda_fault_after(unsigned) {}
 

@@ -77,11 +77,37 @@ std::unique_ptr<void, FreeDeleter> cpu_workspace(std::size_t bytes) {
   return ws;
 }
 
+
+template <class Hist>
+void check_histograms(const Request& request, std::span<Hist> hists) {
+  const std::uint64_t wanted = request.histograms() * (request.weight_squares ? 2 : 1);
+  if (hists.size() != wanted) {
+    const char* per = request.is_batch() ? " (one per segment or tile)"
+                      : request.weight_squares ? " (sums and sums of squares per active channel)"
+                                               : " (one per active channel)";
+    throw Error(ErrorKind::usage,
+                "the request makes " + std::to_string(wanted) + " histogram" + (wanted == 1 ? "" : "s") + per +
+                    ", and " + std::to_string(hists.size()) + " were given",
+                std::string("pass ") + (request.is_batch() ? "one histogram per segment or tile"
+                                        : request.weight_squares ? "the sums' histograms, then the squares'"
+                                                                 : "one histogram per active channel"),
+                request.is_batch() ? ErrorSubject::batch : ErrorSubject::layout);
+  }
+  for (const Hist& h : hists)
+    if (!(h.binning() == request.binning))
+      throw Error(ErrorKind::usage, "a histogram's binning is not the request's",
+                  "make the histograms with the request's Binning", ErrorSubject::binning);
+}
+
+}  // namespace
+
+namespace detail {
+
 // The CPU path: the strategy runs on the call's host memory. Strategies with
 // the pixels capability take rows with a pitch; others get one run per row
 // (a one-channel image with a pitch), or one run for packed rows. Batches,
 // N-d points and deterministic sums are one run for the whole call.
-void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& input, void* out, bool accumulate) {
+void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate) {
   const Request& request = plan.request;
   const bool weighted = g.weight_bytes != 0;
   RunArgs args = plan.base;
@@ -138,30 +164,6 @@ void cpu_fill(const Plan::Impl& plan, const detail::Geometry& g, const Input& in
   }
 }
 
-template <class Hist>
-void check_histograms(const Request& request, std::span<Hist> hists) {
-  const std::uint64_t wanted = request.histograms() * (request.weight_squares ? 2 : 1);
-  if (hists.size() != wanted) {
-    const char* per = request.is_batch() ? " (one per segment or tile)"
-                      : request.weight_squares ? " (sums and sums of squares per active channel)"
-                                               : " (one per active channel)";
-    throw Error(ErrorKind::usage,
-                "the request makes " + std::to_string(wanted) + " histogram" + (wanted == 1 ? "" : "s") + per +
-                    ", and " + std::to_string(hists.size()) + " were given",
-                std::string("pass ") + (request.is_batch() ? "one histogram per segment or tile"
-                                        : request.weight_squares ? "the sums' histograms, then the squares'"
-                                                                 : "one histogram per active channel"),
-                request.is_batch() ? ErrorSubject::batch : ErrorSubject::layout);
-  }
-  for (const Hist& h : hists)
-    if (!(h.binning() == request.binning))
-      throw Error(ErrorKind::usage, "a histogram's binning is not the request's",
-                  "make the histograms with the request's Binning", ErrorSubject::binning);
-}
-
-}  // namespace
-
-namespace detail {
 
 const Strategy& resolve_strategy_for(const Problem& problem, const Options& options) { return resolve(problem, options); }
 
@@ -216,7 +218,7 @@ int Plan::device() const { return impl_->device; }
 
 void Plan::fill_slots(void* slots, const Input& input, bool accumulate) const {
   const detail::Geometry g = detail::geometry_of(impl_->request, input);
-  if (impl_->backend == Backend::cpu) return cpu_fill(*impl_, g, input, slots, accumulate);
+  if (impl_->backend == Backend::cpu) return detail::cpu_fill(*impl_, g, input, slots, accumulate);
   if (!accumulate) std::memset(slots, 0, impl_->request.output_slots() * 8);
   if (g.items() == 0) return;
   detail::cuda_fill(*impl_, g, input, slots);

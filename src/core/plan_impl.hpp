@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -84,10 +85,20 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
 // Host memory in, host slots out (added to).
 void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out);
 
-// Plan::fill from a Source, the plain way every backend can take: whole items
-// read into a buffer and counted by fill_slots a buffer at a time; `out`
-// (output_slots() values) is overwritten. Returns the bytes read.
-std::uint64_t fill_source_in_chunks(const Plan& plan, Source& source, void* out);
+// The CPU path (src/core/plan.cpp): host memory in, host slots out (added to
+// when `accumulate`).
+void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate);
+
+// Plan::fill from a Source, plain samples or packed pixels: read to the end,
+// counted into `out` (output_slots() values, overwritten); returns the bytes
+// read. Each backend reads sources its own way: cpu_fill_source in
+// src/cpu/source_fill.cpp, cuda_fill_source in src/cuda/plan_cuda.cu.
+std::uint64_t cpu_fill_source(const Plan::Impl& plan, Source& source, void* out);
+std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out);
+// The plain way any backend can take (src/core/source.cpp): whole items read
+// into one buffer, `count`ed a buffer at a time (accumulate false the first time).
+using CountItems = std::function<void(const Geometry& g, const Input& input, bool accumulate)>;
+std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void* out, const CountItems& count);
 // Frees the host path's staging buffers of `device` (256 MiB of pinned and
 // device memory with weights; made again by the next call that needs them).
 // Waits for a call in progress.

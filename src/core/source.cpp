@@ -115,8 +115,8 @@ namespace detail {
 // The plain way, every backend: whole items read into a buffer, counted by
 // the plan's host path a buffer at a time. The backends read sources their
 // own way where that is faster (cpu_fill_source, cuda_fill_source).
-std::uint64_t fill_source_in_chunks(const Plan& plan, Source& source, void* out) {
-  const Request& r = plan.request();
+std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void* out, const CountItems& count) {
+  const Request& r = plan.request;
   const std::size_t item = r.layout.channels * sample_size(r.type);
   constexpr std::size_t kChunk = std::size_t{16} << 20;
   std::vector<unsigned char> buf(kChunk / item * item);
@@ -130,8 +130,8 @@ std::uint64_t fill_source_in_chunks(const Plan& plan, Source& source, void* out)
     const bool end = got == 0;
     if (have == buf.size() || (end && have >= item)) {
       const std::size_t items = have / item;
-      plan.fill_slots(out, r.is_pixels() ? Input::image(buf.data(), items, 1) : Input::array(buf.data(), items),
-                      !first);
+      const Input input = r.is_pixels() ? Input::image(buf.data(), items, 1) : Input::array(buf.data(), items);
+      count(geometry_of(r, input), input, !first);
       first = false;
       std::memmove(buf.data(), buf.data() + items * item, have - items * item);
       have -= items * item;
@@ -155,7 +155,8 @@ std::uint64_t Plan::fill_slots(void* slots, Source& source, bool accumulate) con
     throw Error(ErrorKind::usage, "a source carries plain samples or pixels; weights, batches and N-d points do not "
                 "come from one", "read the data into memory and pass an Input", ErrorSubject::data);
   std::vector<std::uint64_t> counts(r.output_slots(), 0);
-  const std::uint64_t bytes = detail::fill_source_in_chunks(*this, source, counts.data());
+  const std::uint64_t bytes = impl_->backend == Backend::cpu ? detail::cpu_fill_source(*impl_, source, counts.data())
+                                                             : detail::cuda_fill_source(*impl_, source, counts.data());
   auto* out = static_cast<std::uint64_t*>(slots);
   for (std::size_t i = 0; i < counts.size(); ++i) out[i] = (accumulate ? out[i] : 0) + counts[i];
   return bytes;

@@ -553,6 +553,19 @@ void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, vo
   }
 }
 
+// A Source on a CUDA plan: for now read into host memory a buffer at a time
+// and counted by the host path.
+std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out) {
+  bool cleared = false;
+  return fill_source_in_chunks(plan, source, out, [&](const Geometry& g, const Input& input, bool accumulate) {
+    if (!accumulate && !cleared) {
+      std::memset(out, 0, plan.request.output_slots() * 8);
+      cleared = true;
+    }
+    cuda_fill(plan, g, input, out);
+  });
+}
+
 }  // namespace detail
 
 // ---- the CUB-style wrappers of cuda.hpp --------------------------------------------
