@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|compare]...   (default: build test examples bench)
+#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare]...
+#   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
 # compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py; clahe.log).
@@ -9,6 +10,10 @@
 #   BENCH_ARGS    extra levelhist-bench arguments, e.g. --quick or --sections headline,latency
 #   GTEST_FILTER  restrict the tests
 #   ARCH          CUDA architectures (default 90)
+#   CMAKE_ARGS    more configure arguments, e.g. -DLEVELHIST_JSON_INCLUDE_DIR=... where
+#                 nlohmann/json is not installed (the Python module is always built)
+#   PYTHON_BENCH_ARGS  arguments of python/bench/bench_python.py (python step)
+#   DASK_BENCH_ARGS    arguments of python/bench/bench_dask.py (dask step; dask from $PYTHONPATH)
 #   OLD_SOURCE    compare: the source tree of an earlier commit (e.g. from `git archive`), built
 #                 into build-old; its `levelhist bench` and this tree's levelhist-bench then run
 #                 the same COMPARE_RUNS (';'-separated argument lists) alternately, old first,
@@ -29,8 +34,11 @@ status=0
 } | tee "$out/device.txt"
 
 build_tree() {  # source build-dir log-name
+  local extra=()
+  [ "$2" = build-device ] && extra=(-DLEVELHIST_PYTHON=ON -DPython_EXECUTABLE="$(command -v python3)")
+  # shellcheck disable=SC2086
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DCMAKE_CUDA_FLAGS="-Xptxas=-v" >"/tmp/$3-configure.log" 2>&1 || { tail -20 "/tmp/$3-configure.log"; return 1; }
+    -DCMAKE_CUDA_FLAGS="-Xptxas=-v" "${extra[@]}" ${CMAKE_ARGS:-} >"/tmp/$3-configure.log" 2>&1 || { tail -20 "/tmp/$3-configure.log"; return 1; }
   cmake --build "$2" -j"$(nproc)" >"/tmp/$3-build.log" 2>&1 || { grep -E "error" "/tmp/$3-build.log" | head -40; return 1; }
 }
 
@@ -75,6 +83,25 @@ if want clahe; then
   rc=$?
   tail -1 "$out/clahe.log"
   [ $rc -ne 0 ] && status=1
+fi
+
+if want python; then
+  # The Python tests with the GPU (CuPy and torch arrays), then the Python benchmark.
+  PYTHONPATH="$PWD/build-device/python" python3 -m pytest -q -rs python/tests >"$out/python-tests.log" 2>&1
+  rc=$?
+  tail -15 "$out/python-tests.log"
+  [ $rc -ne 0 ] && status=1
+  # shellcheck disable=SC2086
+  PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/build-device/python" python3 python/bench/bench_python.py ${PYTHON_BENCH_ARGS:-} \
+    2>&1 | tee "$out/python-bench.log"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
+fi
+
+if want dask; then
+  # shellcheck disable=SC2086
+  PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/build-device/python${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 python/bench/bench_dask.py ${DASK_BENCH_ARGS:-} 2>&1 | tee "$out/dask-bench.log"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
 fi
 
 if want compare; then

@@ -23,7 +23,8 @@
 #   PARALLEL      1: run the tools at the same time (one GPU serves them all; the
 #                 wall time is about the slowest tool's); 0 (default): one after another
 #   TOOL_TIMEOUT  seconds each tool may run (default 900)
-#   FILTER        the tests (default GpuSanitize.*)
+#   FILTER        the tests (default GpuSanitize.*:GpuShapes.*: the batch, N-d and
+#                 deterministic kernels, which take no plain counts, are reached there)
 #   LEVELHIST_SANITIZE_SAMPLES  the slice's larger size (default 40009; smaller is faster)
 #   OUT           the logs: <tool>.log (the sanitizer's report), <tool>.tests.log (default ./sanitize-out)
 set -uo pipefail
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-build-sanitize-gpu}
 arch=${ARCH:-90}
 tools=${TOOLS:-memcheck racecheck synccheck initcheck}
-filter=${FILTER:-GpuSanitize.*}
+filter=${FILTER:-GpuSanitize.*:GpuShapes.*}
 out=${OUT:-$PWD/sanitize-out}
 timeout_s=${TOOL_TIMEOUT:-900}
 mkdir -p "$out"

@@ -16,6 +16,8 @@
 // Without a GPU every test skips and says why.
 #include <gtest/gtest.h>
 
+#include "core/fixed_point.hpp"
+
 #if !LEVELHIST_HAVE_CUDA
 
 TEST(GpuGeneral, NeedsACudaBuild) { GTEST_SKIP() << "this build has no CUDA backend (LEVELHIST_CUDA=OFF or no nvcc)"; }
@@ -469,6 +471,19 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
           const WeightedHistogram abs_sums = histogram_weighted(c.type, xs.data(), n, wt, abs_ws.data(), c.binning,
                                                                 Options{"cpu_serial", BackendChoice::cpu, 1});
           const std::vector<double> abs_v(abs_sums.slots().begin(), abs_sums.slots().end());
+          double largest = 0.0;  // the call's largest finite |weight|, for the fixed-point quantum
+          for (std::uint64_t i = 0; i < n; ++i) {
+            double v;
+            if (wt == SampleType::f32) {
+              float f;
+              std::memcpy(&f, abs_ws.data() + 4 * i, 4);
+              v = f;
+            } else {
+              std::memcpy(&v, abs_ws.data() + 8 * i, 8);
+            }
+            if (std::isfinite(v)) largest = std::max(largest, v);
+          }
+          const double fixed_half_quantum = std::ldexp(1.0, fixed::exponent_of(largest) - fixed::kWeightBits - 1);
           const std::uint64_t S = c.binning.slots();
           auto* d_sums = reinterpret_cast<double*>(sums.reserve(S * 8));
           for (std::size_t xoff : {std::size_t{0}, std::size_t{1}}) {
@@ -499,6 +514,10 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
                     const auto got = download<double>(d_sums, S);
                     std::vector<double> expected(want.slots().begin(), want.slots().end());
                     std::vector<double> tol = abs_v;
+                    if (s->capabilities & kCapabilityDeterministic)
+                      // Fixed-point sums (src/core/fixed_point.hpp) round each weight once to a
+                      // quantum 2^(E - kWeightBits): at most half a quantum per sample, n samples.
+                      for (double& t : tol) t += static_cast<double>(n) * fixed_half_quantum;
                     if (accumulate)
                       for (std::size_t i = 0; i < S; ++i) expected[i] += 0.5, tol[i] += 0.5;
                     if (auto close = sums_close(expected, got, tol, n, c.binning); !close)

@@ -189,6 +189,14 @@ void check_joint(const std::vector<Binning>& axes, const std::vector<std::vector
     HistogramNd host(axes);
     plan.fill(host, Input::array(interleaved.data(), n));
     ASSERT_TRUE(std::equal(want.begin(), want.end(), host.slots().begin())) << s << " host interleaved, " << what;
+    // Host columns, one array per axis (as `levelhist joint` passes two images).
+    HistogramNd host_columns(axes);
+    Input cols;
+    cols.n = n;
+    for (unsigned a = 0; a < k; ++a) cols.columns[a] = columns[a].data();
+    cols.samples = cols.columns[0];
+    plan.fill(host_columns, cols);
+    ASSERT_TRUE(std::equal(want.begin(), want.end(), host_columns.slots().begin())) << s << " host columns, " << what;
     OnDevice di(interleaved.data(), interleaved.size() * sizeof(T));
     ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want) << s << " device interleaved, " << what;
     for (std::size_t shift : {std::size_t{0}, sizeof(T), std::size_t{1}}) {  // 16-byte aligned (vector loads), aligned to T, misaligned
@@ -220,6 +228,9 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
                              noise<std::int16_t>(70001, 7, -5, 5)},
                             "i16 3-D");
   check_joint<float>({hundred, hundred}, {std::vector<float>(1, 0.5f), std::vector<float>(1, 0.5f)}, "one point");
+  // Two small images whose size is no multiple of the device allocations' 256-byte rounding.
+  check_joint<std::uint8_t>({u8, u8}, {noise<std::uint8_t>(851, 8, 0, 256), noise<std::uint8_t>(851, 9, 0, 256)},
+                            "u8 37 x 23 images");
 }
 
 // ---- deterministic weights ----------------------------------------------------------------

@@ -396,7 +396,9 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
 void cuda_fill_whole(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
   const Request& request = plan.request;
   const std::size_t out_bytes = request.output_slots() * 8;
-  const std::size_t sample_bytes = g.samples() * g.sample_bytes;  // all columns together for N-d
+  // Every coordinate of the call: separate N-d columns are one sample per
+  // item each (Geometry counts one channel), so all `axes` of them.
+  const std::size_t sample_bytes = (g.separate_columns ? g.items() * g.axes : g.samples()) * g.sample_bytes;
   const std::size_t weight_bytes = g.items() * g.weight_bytes;
   const std::uint64_t offsets = request.batch.kind == BatchKind::offsets ? request.batch.segments + 1 : 0;
   if (offsets) check_offsets(input.offsets, request.batch.segments, g.samples());
