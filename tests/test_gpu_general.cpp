@@ -392,14 +392,17 @@ TEST(GpuGeneral, PixelsEveryChannelSubsetAndLayout) {
 // ---- weighted --------------------------------------------------------------------------
 
 // Sums equal up to the rounding of another summation order: |got - want| <=
-// 2 n 2^-53 sum|w| per slot (n: samples), NaN where NaN.
+// 2 n 2^-53 sum|w| per slot (n: samples), plus `rounding`, the rounding of
+// the weights themselves (fixed-point sums), NaN where NaN.
 ::testing::AssertionResult sums_close(const std::vector<double>& want, const std::vector<double>& got,
-                                      const std::vector<double>& abs_sums, std::uint64_t n, const Binning& b) {
+                                      const std::vector<double>& abs_sums, std::uint64_t n, const Binning& b,
+                                      double rounding = 0.0) {
   std::uint64_t bad = 0;
   std::string first;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const bool ok = std::isnan(want[i]) ? std::isnan(got[i])
-                                        : std::fabs(got[i] - want[i]) <= 2.0 * static_cast<double>(n + 1) * 0x1p-53 * abs_sums[i];
+                                        : std::fabs(got[i] - want[i]) <=
+                                              2.0 * static_cast<double>(n + 1) * 0x1p-53 * abs_sums[i] + rounding;
     if (!ok && bad++ == 0)
       first = slot_name(b, i) + ": expected " + format_double(want[i]) + ", got " + format_double(got[i]);
   }
@@ -514,13 +517,13 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
                     const auto got = download<double>(d_sums, S);
                     std::vector<double> expected(want.slots().begin(), want.slots().end());
                     std::vector<double> tol = abs_v;
-                    if (s->capabilities & kCapabilityDeterministic)
-                      // Fixed-point sums (src/core/fixed_point.hpp) round each weight once to a
-                      // quantum 2^(E - kWeightBits): at most half a quantum per sample, n samples.
-                      for (double& t : tol) t += static_cast<double>(n) * fixed_half_quantum;
+                    // Fixed-point sums (src/core/fixed_point.hpp) round each weight once to a
+                    // quantum 2^(E - kWeightBits): at most half a quantum per sample, n samples.
+                    const double rounding =
+                        (s->capabilities & kCapabilityDeterministic) ? static_cast<double>(n) * fixed_half_quantum : 0.0;
                     if (accumulate)
                       for (std::size_t i = 0; i < S; ++i) expected[i] += 0.5, tol[i] += 0.5;
-                    if (auto close = sums_close(expected, got, tol, n, c.binning); !close)
+                    if (auto close = sums_close(expected, got, tol, n, c.binning, rounding); !close)
                       failures.report(*s, where + (accumulate ? ", accumulate" : "") + ": " + close.message());
                     if (std::string dirt = workspace.dirty(wsb); !dirt.empty()) failures.report(*s, where + ": " + dirt);
                   }

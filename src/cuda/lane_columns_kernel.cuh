@@ -83,6 +83,14 @@ __device__ __forceinline__ void sync_first(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The whole block's barrier, met from two places: the flag warp (flag_warp)
+// and the counting warps (after their row sums) reach it at different points
+// of the kernel. __syncthreads is the aligned barrier (PTX bar.sync 0, which
+// every thread must execute at the same instruction; compute-sanitizer's
+// synccheck reports "divergent threads" otherwise); barrier.sync without
+// .aligned is the form the PTX ISA allows from different points.
+__device__ __forceinline__ void sync_block_unaligned() { asm volatile("barrier.sync 0;" ::: "memory"); }
+
 enum class Path { direct, fold };
 
 // A call's bytes: `head` before the first 16-byte boundary, `words` whole
@@ -127,7 +135,7 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
     Policy::mark(kMarkFlagSeen);
   }
   __syncwarp();
-  __syncthreads();  // the counting warps add their row sums after this
+  sync_block_unaligned();  // the counting warps add their row sums after this
   // The last block to count itself (block 0's raise + every block = gridDim.x
   // before it) leaves the flag at zero for the next call. After the barrier:
   // the round trip overlaps the block's additions instead of delaying them.
@@ -246,7 +254,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   }
 
   if constexpr (kDirect) {
-    __syncthreads();  // with the flag warp, which has seen block 0's flag
+    sync_block_unaligned();  // with the flag warp, which has seen block 0's flag
     if (threadIdx.x == 0) Policy::mark(kMarkReady);
     if (sum) add_to_slot(&slots[my_slot], sum);
     if (threadIdx.x == 0) Policy::mark(kMarkEnd);
