@@ -11,13 +11,9 @@
 
 namespace levelhist::cli {
 
-void usage_error(const std::string& what, const std::string& fix) {
-  throw Error(ErrorKind::usage, what + "; " + fix);
-}
+void usage_error(const std::string& what, const std::string& fix) { throw Error(ErrorKind::usage, what, fix); }
 
-void input_error(const std::string& what, const std::string& fix) {
-  throw Error(ErrorKind::input, what + "; " + fix);
-}
+void input_error(const std::string& what, const std::string& fix) { throw Error(ErrorKind::input, what, fix); }
 
 std::string quote(std::string_view text) {
   std::string out = "'";

@@ -11,9 +11,9 @@
 
 namespace levelhist::cli {
 
-// Every CLI error is a levelhist::Error whose message is "<what was wrong>; <how
-// to fix it>"; main() prints it as one line "levelhist: <message>" and exits
-// with 2 for ErrorKind::usage, 1 for everything else.
+// Every CLI error is a levelhist::Error of message "<what was wrong>" and fix
+// "<how to fix it>"; main() prints its what() as one line "levelhist:
+// <message>; <fix>" and exits with 2 for ErrorKind::usage, 1 for everything else.
 [[noreturn]] void usage_error(const std::string& what, const std::string& fix);
 [[noreturn]] void input_error(const std::string& what, const std::string& fix);
 

@@ -55,12 +55,13 @@ std::string kind_fix(ErrorKind kind) {
 }  // namespace
 
 [[noreturn]] void rethrow_with_fix(const Error& e) {
-  // An error made in the CLI's own form ("what; fix") passes as it is.
-  if (e.fix().empty() && e.subject() == ErrorSubject::none && e.message().find("; ") != std::string::npos) throw e;
+  // The fix: the CLI's for the subject, else the error's own (the CLI's own
+  // errors have no subject and keep theirs), else the kind's. Applying this
+  // twice gives the same error.
   std::string fix = cli_fix(e);
   if (fix.empty()) fix = e.fix();
   if (fix.empty()) fix = kind_fix(e.kind());
-  throw Error(e.kind(), e.message() + "; " + fix, "", e.subject());
+  throw Error(e.kind(), e.message(), fix, e.subject());
 }
 
 std::vector<double> bin_edges(const Binning& b) {
@@ -84,9 +85,11 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 [[noreturn]] void rethrow_naming(const Error& e, const std::string& name) {
-  std::string msg = e.what();
-  if (msg.rfind(name + ": ", 0) == 0) msg = quote(name) + msg.substr(name.size());
-  rethrow_with_fix(Error(e.kind(), msg));
+  std::string message = e.message();
+  if (message.rfind(name + ": ", 0) == 0) message = quote(name) + message.substr(name.size());
+  const Error named(e.kind(), message, e.fix(), e.subject());
+  if (!named.fix().empty()) throw named;  // the library's fix for its own file, kept whatever the subject
+  rethrow_with_fix(named);
 }
 
 void refuse_overwriting_input(const std::string& input, const std::string& output, const std::string& option) {

@@ -96,10 +96,12 @@ const ByteCounterChoice& choose_byte_counter() {
     if (runnable.front().count == count_bytes_avx512) return runnable.front();
     throw Error(ErrorKind::unsupported,
                 "LEVELHIST_BYTE_COUNTER=avx512, but this CPU lacks what that counter needs (AVX512F, AVX512BW, "
-                "AVX512VBMI, AVX512VBMI2, AVX512BITALG and GFNI); unset it or set it to scalar");
+                "AVX512VBMI, AVX512VBMI2, AVX512BITALG and GFNI)",
+                "unset it or set it to scalar");
   }
-  throw Error(ErrorKind::usage, "the environment variable LEVELHIST_BYTE_COUNTER='" + wanted +
-                                    "' names no byte counter; unset it or set it to auto, scalar or avx512");
+  throw Error(ErrorKind::usage,
+              "the environment variable LEVELHIST_BYTE_COUNTER='" + wanted + "' names no byte counter",
+              "unset it or set it to auto, scalar or avx512");
 }
 
 }  // namespace

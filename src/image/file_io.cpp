@@ -20,9 +20,10 @@
 namespace levelhist::detail {
 namespace {
 
-// Error(input) "<path>: <what>; <fix>", the shape of every file error.
+// Error(input, "<path>: <what>", fix), the shape of every file error: what()
+// reads "<path>: <what>; <fix>".
 [[noreturn]] void input_error(const std::string& path, const std::string& what, const std::string& fix) {
-  throw Error(ErrorKind::input, path + ": " + what + "; " + fix);
+  throw Error(ErrorKind::input, path + ": " + what, fix);
 }
 
 // The system's words for an error, as the middle of a sentence ("no space left on device").

@@ -148,9 +148,9 @@ std::uint64_t max_pixels(const ReadLimits& limits) {
   std::uint64_t n = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n == 0)
-    throw Error(ErrorKind::usage, "the environment variable LEVELHIST_MAX_PIXELS='" + printable(text) +
-                                      "' is not a positive integer; unset it or give a pixel count such as " +
-                                      std::to_string(kDefaultMaxPixels));
+    throw Error(ErrorKind::usage,
+                "the environment variable LEVELHIST_MAX_PIXELS='" + printable(text) + "' is not a positive integer",
+                "unset it or give a pixel count such as " + std::to_string(kDefaultMaxPixels));
   return n;
 }
 
@@ -198,7 +198,7 @@ std::size_t image_bytes(std::uint64_t width, std::uint64_t height, std::uint32_t
 
 void check_image(const Image& img, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    throw Error(ErrorKind::usage, "cannot " + what + ": " + why + "; build images with Image::blank");
+    throw Error(ErrorKind::usage, "cannot " + what + ": " + why, "build images with Image::blank");
   };
   if (img.channels < 1 || img.channels > 4) bad("the image has " + std::to_string(img.channels) + " channels, not 1 to 4");
   if (img.bit_depth != 8 && img.bit_depth != 16) bad("the bit depth is " + std::to_string(img.bit_depth) + ", not 8 or 16");
@@ -221,15 +221,15 @@ std::size_t sample_index(const Image& img, std::uint32_t x, std::uint32_t y, std
   if (x >= img.width || y >= img.height || c >= img.channels)
     throw Error(ErrorKind::usage, "pixel (" + std::to_string(x) + ", " + std::to_string(y) + ") channel " +
                                       std::to_string(c) + " is outside the " + std::to_string(img.width) + " x " +
-                                      std::to_string(img.height) + " x " + std::to_string(img.channels) +
-                                      " image; use coordinates below its width, height and channels");
+                                      std::to_string(img.height) + " x " + std::to_string(img.channels) + " image",
+                "use coordinates below its width, height and channels");
   return (std::size_t{y} * img.width + x) * img.channels + c;
 }
 
 // A format this build cannot read or write: how to get it.
 [[noreturn]] [[maybe_unused]] void not_built(const std::string& doing, const char* format, const char* package) {
-  throw Error(ErrorKind::input, doing + ": this levelhist was built without " + format + " support; install " +
-                                    package + " and rebuild, or use PGM/PPM files");
+  throw Error(ErrorKind::input, doing + ": this levelhist was built without " + format + " support",
+              "install " + std::string(package) + " and rebuild, or use PGM/PPM files");
 }
 
 }  // namespace
@@ -241,8 +241,9 @@ std::uint32_t Image::at(std::uint32_t x, std::uint32_t y, std::uint32_t c) const
 void Image::set(std::uint32_t x, std::uint32_t y, std::uint32_t c, std::uint32_t value) {
   const std::size_t i = sample_index(*this, x, y, c);
   if (value > maxval)
-    throw Error(ErrorKind::usage, "sample value " + std::to_string(value) + " is above the image's maxval " +
-                                      std::to_string(maxval) + "; clamp it to 0.." + std::to_string(maxval));
+    throw Error(ErrorKind::usage,
+                "sample value " + std::to_string(value) + " is above the image's maxval " + std::to_string(maxval),
+                "clamp it to 0.." + std::to_string(maxval));
   detail::store_sample(*this, i, value);
 }
 
@@ -426,20 +427,21 @@ std::vector<std::uint8_t> encode_image(const Image& img, FileFormat format) {
       not_built("cannot write TIFF", "TIFF", "libtiff-dev (4.5 or later)");
 #endif
   }
-  throw Error(ErrorKind::usage, "unknown image file format; use FileFormat::pnm, png, jpeg or tiff");
+  throw Error(ErrorKind::usage, "unknown image file format", "use FileFormat::pnm, png, jpeg or tiff");
 }
 
 void write_image(const std::string& path, const Image& img, FileFormat format) {
   if (!format_supported(format))
-    throw Error(ErrorKind::input, path + ": cannot write " + format_name(format) + ": this levelhist was built "
-                                  "without it; write a .pgm, .ppm or .pnm file, or rebuild with its library");
+    throw Error(ErrorKind::input,
+                path + ": cannot write " + format_name(format) + ": this levelhist was built without it",
+                "write a .pgm, .ppm or .pnm file, or rebuild with its library");
   levelhist::detail::write_file_atomically(path, encode_image(img, format));
 }
 
 void write_image(const std::string& path, const Image& img) {
   if (const std::optional<FileFormat> format = format_of_extension(path)) return write_image(path, img, *format);
-  throw Error(ErrorKind::usage, "cannot tell the image format of '" + path + "' from its extension; name a .pgm, .ppm, "
-                                ".pnm, .png, .jpg or .tif file");
+  throw Error(ErrorKind::usage, "cannot tell the image format of '" + path + "' from its extension",
+              "name a .pgm, .ppm, .pnm, .png, .jpg or .tif file");
 }
 
 }  // namespace levelhist::image

@@ -13,9 +13,11 @@
 
 namespace levelhist::image::detail {
 
-// Error(input) "<name>: <what>; <fix>" — the one shape every codec error has.
+// Error(input, "<name>: <what>", fix, data) — the one shape every codec error
+// has: what() reads "<name>: <what>; <fix>". The subject is the data, the image
+// being read, as for the library's other inputs (a file, a source).
 [[noreturn]] inline void input_error(const std::string& name, const std::string& what, const std::string& fix) {
-  throw Error(ErrorKind::input, name + ": " + what + "; " + fix);
+  throw Error(ErrorKind::input, name + ": " + what, fix, ErrorSubject::data);
 }
 
 // The bytes of one image file as a codec pulls them: from memory

@@ -24,12 +24,13 @@ struct ValueCounts {
 ValueCounts value_counts(const Histogram& h, const char* what) {
   const Binning& b = h.binning();
   if (!b.unit_integer_bins() || b.lower() != 0.0)
-    throw Error(ErrorKind::usage, std::string(what) + " needs a histogram with one bin per value from 0, not " +
-                                      b.describe() + "; use channel_histograms or Binning::per_value");
+    throw Error(ErrorKind::usage,
+                std::string(what) + " needs a histogram with one bin per value from 0, not " + b.describe(),
+                "use channel_histograms or Binning::per_value");
   ValueCounts v{h.counts(), h.in_range()};
   if (v.total == 0)
-    throw Error(ErrorKind::input, std::string(what) + ": the histogram has no sample in its bins; "
-                                                      "give a histogram of a non-empty image");
+    throw Error(ErrorKind::input, std::string(what) + ": the histogram has no sample in its bins",
+                "give a histogram of a non-empty image", ErrorSubject::data);
   return v;
 }
 
@@ -37,11 +38,15 @@ ValueCounts value_counts(const Histogram& h, const char* what) {
 void require_gray(const Image& img, const char* operation, bool eight_bit_only) {
   detail::check_image(img, operation);
   if (img.channels != 1)
-    throw Error(ErrorKind::usage, std::string(operation) + " works on gray images, this one has " +
-                                      std::to_string(img.channels) + " channels; convert it to gray first");
+    throw Error(ErrorKind::usage,
+                std::string(operation) + " works on gray images, this one has " + std::to_string(img.channels) +
+                    " channels",
+                "convert it to gray first");
   if (eight_bit_only && img.bit_depth != 8)
-    throw Error(ErrorKind::usage, std::string(operation) + " works on 8-bit images (as OpenCV's), this one is " +
-                                      std::to_string(img.bit_depth) + "-bit; convert it to 8 bits first");
+    throw Error(ErrorKind::usage,
+                std::string(operation) + " works on 8-bit images (as OpenCV's), this one is " +
+                    std::to_string(img.bit_depth) + "-bit",
+                "convert it to 8 bits first");
 }
 
 // The smallest value whose cumulative count reaches `rank` (1-based).
@@ -66,8 +71,10 @@ std::uint32_t percentile_of(const ValueCounts& v, unsigned p) {
 const Strategy& fill_channels(std::span<Histogram> hists, const Image& img, const Options& options) {
   detail::check_image(img, "histogram the image");
   if (hists.size() != img.channels)
-    throw Error(ErrorKind::usage, "fill_channels got " + std::to_string(hists.size()) + " histograms for " +
-                                      std::to_string(img.channels) + " channels; pass one per channel");
+    throw Error(ErrorKind::usage,
+                "fill_channels got " + std::to_string(hists.size()) + " histograms for " +
+                    std::to_string(img.channels) + " channels",
+                "pass one per channel");
   const PixelLayout layout{img.channels, (1u << img.channels) - 1u, img.width, img.height, 0};
   return fill_pixels(hists, img.sample_type(), img.bytes.data(), layout, options);
 }
@@ -80,7 +87,7 @@ std::vector<Histogram> channel_histograms(const Image& img, const Options& optio
 
 std::uint32_t percentile(const Histogram& h, unsigned p) {
   if (p == 0 || p > 100)
-    throw Error(ErrorKind::usage, "percentile " + std::to_string(p) + " is outside 1..100; ask for 1 to 100");
+    throw Error(ErrorKind::usage, "percentile " + std::to_string(p) + " is outside 1..100", "ask for 1 to 100");
   return percentile_of(value_counts(h, "a percentile"), p);
 }
 

@@ -335,16 +335,16 @@ Image decode_jpeg(ByteSource& source, const std::string& name, std::uint64_t max
 
 std::vector<std::uint8_t> encode_jpeg(const Image& img) {
   if (img.bit_depth != 8)
-    throw Error(ErrorKind::usage, "JPEG holds 8-bit samples, and this image has 16-bit ones; write a .png, .tif or "
-                                  ".pgm/.ppm file");
+    throw Error(ErrorKind::usage, "JPEG holds 8-bit samples, and this image has 16-bit ones",
+                "write a .png, .tif or .pgm/.ppm file");
   if (img.has_alpha())
-    throw Error(ErrorKind::usage, "JPEG has no alpha channel, and this image has one; write a .png or .tif file");
+    throw Error(ErrorKind::usage, "JPEG has no alpha channel, and this image has one", "write a .png or .tif file");
   std::vector<JOCTET> buffer(kChunk);
   std::vector<std::uint8_t> out;
   Compressor c;
   if (!run_write(c, img, out, buffer.data()))
-    throw Error(ErrorKind::input, std::string("cannot encode the JPEG image (libjpeg: ") + c.errors.text +
-                                      "); check the free memory");
+    throw Error(ErrorKind::input, std::string("cannot encode the JPEG image (libjpeg: ") + c.errors.text + ")",
+                "check the free memory");
   return out;
 }
 

@@ -17,7 +17,8 @@ void write_drawing(const std::string& path, const Drawing& drawing) {
       return;
     case PlotFormat::png:
       if (!image::png_supported())
-        throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG output needs libpng at build time; name an .svg file");
+        throw Error(ErrorKind::usage, "cannot draw " + path + ": PNG output needs libpng at build time",
+                    "name an .svg file");
       image::write_image(path, render_image(drawing), image::FileFormat::png);
       return;
   }
@@ -29,7 +30,7 @@ PlotFormat plot_format(const std::string& path) {
   std::string ext = detail::lower_extension(path);
   if (ext == ".svg") return PlotFormat::svg;
   if (ext == ".png") return PlotFormat::png;
-  throw Error(ErrorKind::usage, "cannot tell the plot format of '" + path + "'; name an .svg or .png file");
+  throw Error(ErrorKind::usage, "cannot tell the plot format of '" + path + "'", "name an .svg or .png file");
 }
 
 void write_plot(const std::string& path, const Chart& chart) { write_drawing(path, chart); }

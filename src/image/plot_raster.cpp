@@ -211,9 +211,10 @@ class Painter {
 
 image::Image rasterize(const Scene& s) {
   if (!(s.width >= 1.0 && s.width <= kMaxSide && s.height >= 1.0 && s.height <= kMaxSide))
-    throw Error(ErrorKind::usage, "a plot image must be 1 to 16384 pixels on each side, not " +
-                                      std::to_string(s.width) + " x " + std::to_string(s.height) +
-                                      "; give a smaller size");
+    throw Error(ErrorKind::usage,
+                "a plot image must be 1 to 16384 pixels on each side, not " + std::to_string(s.width) + " x " +
+                    std::to_string(s.height),
+                "give a smaller size");
   image::Image img;
   img.width = static_cast<std::uint32_t>(std::ceil(s.width));
   img.height = static_cast<std::uint32_t>(std::ceil(s.height));

@@ -359,8 +359,8 @@ Rgb parse_color(std::string_view text) {
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (const NamedColor& c : kNamedColors)
     if (c.name == lower) return c.rgb;
-  throw Error(ErrorKind::usage, "unknown plot color '" + std::string(text) + "'; use #rrggbb, #rgb or one of " +
-                                    std::string(named_colors()));
+  throw Error(ErrorKind::usage, "unknown plot color '" + std::string(text) + "'",
+              "use #rrggbb, #rgb or one of " + std::string(named_colors()));
 }
 
 std::string_view named_colors() {

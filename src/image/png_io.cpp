@@ -208,8 +208,8 @@ std::vector<std::uint8_t> encode_png(const Image& img) {
   auto* base = const_cast<std::uint8_t*>(img.bytes.data());
   for (std::uint32_t y = 0; y < img.height; ++y) rows[y] = base + y * row_bytes;
   if (!run_write(s, img, out, rows))
-    throw Error(ErrorKind::input, std::string("cannot encode the PNG image (libpng: ") + s.error.text +
-                                      "); check the free memory");
+    throw Error(ErrorKind::input, std::string("cannot encode the PNG image (libpng: ") + s.error.text + ")",
+                "check the free memory");
   return out;
 }
 

@@ -269,7 +269,7 @@ Image decode_pnm(ByteSource& source, const std::string& name, std::uint64_t max_
 
 std::vector<std::uint8_t> encode_pnm(const Image& img) {
   if (img.has_alpha())
-    throw Error(ErrorKind::usage, "PGM and PPM have no alpha channel, and this image has one; write a .png file");
+    throw Error(ErrorKind::usage, "PGM and PPM have no alpha channel, and this image has one", "write a .png file");
   const std::string header = std::string(img.channels == 1 ? "P5" : "P6") + "\n" + std::to_string(img.width) + " " +
                              std::to_string(img.height) + "\n" + std::to_string(img.maxval) + "\n";
   // The sample size on disk follows maxval, not the in-memory depth.

@@ -393,8 +393,10 @@ std::vector<std::uint8_t> encode_tiff(const Image& img) {
                                 write_size, no_map, no_unmap, options.opts);
   auto failed = [&] {
     if (handle.out_of_memory) throw std::bad_alloc();
-    throw Error(ErrorKind::input, std::string("cannot encode the TIFF image (libtiff: ") +
-                                      (messages.error[0] ? messages.error : "unknown error") + "); check the free memory");
+    throw Error(ErrorKind::input,
+                std::string("cannot encode the TIFF image (libtiff: ") +
+                    (messages.error[0] ? messages.error : "unknown error") + ")",
+                "check the free memory");
   };
   if (!tif) failed();
   {
