@@ -377,3 +377,25 @@ TEST(Png, BuildsWithoutPngSayHowToGetIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A bad image is an input error about the data, its fix apart from its
+// message (the CLI prints "message; fix" and maps no subject of its own onto it).
+TEST(ImageIo, ErrorsCarryTheirFixApart) {
+  const std::string truncated = "P5 4 4 255\nab";
+  const std::vector<std::uint8_t> bytes(truncated.begin(), truncated.end());
+  try {
+    levelhist::image::decode_image(bytes, "t.pgm");
+    FAIL() << "no error";
+  } catch (const levelhist::Error& e) {
+    EXPECT_EQ(e.kind(), levelhist::ErrorKind::input);
+    EXPECT_EQ(e.subject(), levelhist::ErrorSubject::data);
+    EXPECT_FALSE(e.fix().empty()) << e.what();
+    EXPECT_EQ(std::string(e.what()), e.message() + "; " + e.fix());
+    EXPECT_EQ(e.message().find("; "), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("t.pgm"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
