@@ -1062,10 +1062,10 @@ int run_count(const std::vector<std::string>& args) {
   auto fill = [&](auto& hists, const levelhist::Input& in) { call_with_fix([&] { plan.fill(hists, in); }); };
   // Plain samples and pixels are counted as the library reads each input (a
   // Source); it adds an input's counts only once the input is read whole.
-  auto fill_from = [&](auto& hists) {
-    return [&](Source& source) {
+  auto fill_from = [&plan](auto& hists) {
+    return [&plan, target = &hists](Source& source) {
       std::uint64_t bytes = 0;
-      call_with_fix([&] { bytes = plan.fill(hists, source); });
+      call_with_fix([&] { bytes = plan.fill(*target, source); });
       return bytes;
     };
   };
