@@ -8,7 +8,8 @@
 # Each LEVELHIST is a CLI binary (e.g. one built from an older commit and one
 # from this tree). COUNT_ARGS go to every `count` (default: --backend cpu).
 # Prints, per command, the best and the median wall time of ROUNDS runs and
-# the best rate in GB/s (10^9 bytes per second). The file is read once before
+# the best rate in GB/s (10^9 bytes per second), and the load average before
+# and after (on a shared machine, other work on the CPUs slows every command). The file is read once before
 # every command, so that it is in the page cache when timed.
 set -euo pipefail
 
@@ -46,6 +47,7 @@ run() {  # the command with index $1, once
   fi
 }
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A times
 for ((r = 0; r < rounds; r++)); do
   for ((i = 0; i < ${#commands[@]}; i++)); do
@@ -58,11 +60,12 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 echo "file: $file ($bytes bytes); $rounds rounds, commands interleaved; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "load average (1, 5, 15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-90s %9s %9s %9s\n' "command" "best s" "median s" "GB/s"
 for ((i = 0; i < ${#commands[@]}; i++)); do
-  sorted=$(echo "${times[$i]}" | tr ' ' '\n' | grep -v '^$' | sort -g)
-  best=$(echo "$sorted" | head -1)
-  median=$(echo "$sorted" | sed -n "$(((rounds + 1) / 2))p")
+  sorted=$(tr ' ' '\n' <<< "${times[$i]}" | grep -v '^$' | sort -g)
+  best=$(sed -n 1p <<< "$sorted")  # not `| head -1`: the writer's SIGPIPE would end the script (pipefail)
+  median=$(sed -n "$(((rounds + 1) / 2))p" <<< "$sorted")
   rate=$(echo "scale=2; $bytes / $best / 1000000000" | bc)
   printf '%-90s %9.3f %9.3f %9s\n' "${commands[$i]}" "$best" "$median" "$rate"
 done
