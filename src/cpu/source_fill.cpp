@@ -95,15 +95,16 @@ void run_workers(Reading& reading, unsigned workers, std::uint64_t* out, const W
     try {
       std::uint64_t* mine = out;
       if (workers > 1) {
-        counters[w].assign(reading.slots, 0);
+        try {
+          counters[w].assign(reading.slots, 0);
+        } catch (const std::bad_alloc&) {
+          throw Error(ErrorKind::resource, "out of memory for a thread's " + std::to_string(reading.slots) +
+                      " counters", "count fewer bins, or with fewer threads", ErrorSubject::memory);
+        }
         mine = counters[w].data();
       }
       const std::unique_ptr<unsigned char[]> buffer = buffer_of(reading.buffer);
       work(buffer.get(), mine);
-    } catch (const std::bad_alloc&) {
-      reading.failed.store(true);
-      throw Error(ErrorKind::resource, "out of memory for a thread's counters (" + std::to_string(reading.slots) +
-                  " slots)", "count fewer bins, or with fewer threads", ErrorSubject::memory);
     } catch (...) {
       reading.failed.store(true);
       throw;
@@ -116,6 +117,9 @@ void run_workers(Reading& reading, unsigned workers, std::uint64_t* out, const W
 // A positional source of `total` bytes: the workers pread buffer-sized ranges
 // in the order they take them.
 void read_positionally(Reading& reading, unsigned workers, std::uint64_t total, std::uint64_t* out) {
+  // A small file needs no more buffer than it has bytes (a whole number of items).
+  reading.buffer = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(total, reading.item, reading.buffer));
   const std::uint64_t ranges = (total + reading.buffer - 1) / reading.buffer;
   workers = static_cast<unsigned>(std::clamp<std::uint64_t>(ranges, 1, workers));
   std::atomic<std::uint64_t> next{0};
