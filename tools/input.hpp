@@ -3,8 +3,8 @@
 // Counting plain samples and pixels reads each input as a levelhist::Source
 // (read_through): the library reads a regular file with pread() from several
 // threads and a stream with read(), counting each buffer as it arrives. The
-// other passes (the --range auto scan, weights, N-d columns) take blocks of
-// samples from scan():
+// other passes (the --range auto scan, weights, N-d columns; text and sort)
+// take blocks of samples from scan():
 //
 // Regular files (and a standard input redirected from a regular file) are
 // mapped read-only in windows of up to 1 GiB: each window starts at the page
