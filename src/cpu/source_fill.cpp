@@ -14,8 +14,10 @@
 //    reads under a lock, leaves the partial item at the end of its buffer for
 //    the next reader, and counts after releasing the lock; the next worker is
 //    already reading. One worker per buffer rather than one reader thread
-//    feeding a ring: the same overlap, and the core that reads is never idle
-//    waiting for a counter (or the reverse) when their speeds differ.
+//    feeding a ring of buffers to counting threads: the same overlap with one
+//    hand-off (the read turn) instead of two queues, and no thread that only
+//    reads to compete with the counters for one of few cores. (A ring was not
+//    built to compare.)
 // A worker that fails (a read error, a file that shrank) stops the others at
 // their next buffer; the error is rethrown once all have finished, and the
 // call's output is left alone (Plan::fill_slots then adds nothing).
