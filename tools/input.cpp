@@ -549,11 +549,12 @@ std::uint64_t InputSet::read_through(std::size_t i, const SourceFn& fill, Progre
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // As in scan(): a redirected standard input is read from where it stood
     // when levelhist started, and left consumed (FdSource::consumed).
-    const off_t begin = !in.is_stdin || in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
-    if (begin >= 0) {
-      const std::uint64_t end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, begin));
-      if ((end - static_cast<std::uint64_t>(begin)) % sample_size_ != 0) ragged(in, end - static_cast<std::uint64_t>(begin));
-      InputSource source(*this, in, fd.fd, static_cast<std::uint64_t>(begin), end, progress);
+    const off_t at = !in.is_stdin || in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
+    if (at >= 0) {
+      const auto begin = static_cast<std::uint64_t>(at);
+      const auto end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, at));
+      if ((end - begin) % sample_size_ != 0) ragged(in, end - begin);
+      InputSource source(*this, in, fd.fd, begin, end, progress);
       return fill(source);
     }
   }
