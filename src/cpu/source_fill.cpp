@@ -44,12 +44,13 @@ using cpu_parallel_detail::fork_join;
 // cost little beside the copying and counting of its bytes, small enough that
 // what the read wrote is still in the core's L2 cache when it is counted.
 // Measured from 128 KiB to 8 MiB (docs/BENCHMARKS.md, "Files and pipes on
-// the CPU path"): 256 to 512 KiB the fastest.
+// the CPU path"): 512 KiB the fastest, 256 KiB to 2 MiB within 6%, 8 MiB 20%
+// slower.
 constexpr std::size_t kBufferBytes = std::size_t{512} << 10;
 // 16-bit samples: cpu_parallel counts a call's samples into 65536 raw-value
 // counters that it clears, fills and maps to slots on every call, which costs
 // as much as counting about a million samples; buffers of 16M samples keep it
-// to a few percent (measured 3x slower than the whole-file count with 512 KiB).
+// to a few percent (with 512 KiB buffers, 2.8x the old whole-file count's time).
 constexpr std::size_t kBufferBytes16 = std::size_t{32} << 20;
 // The workers' private counters together stay within this; fewer workers run
 // when more would exceed it (one worker counts into the output directly).
