@@ -344,7 +344,9 @@ class ShrinkingFile : public FileSource {
  public:
   ShrinkingFile(const std::string& path, off_t keep) : FileSource(path), path_(path), keep_(keep) {}
   std::size_t read_at(void* dst, std::size_t bytes, std::uint64_t offset) override {
-    if (!shrunk_.exchange(true)) EXPECT_EQ(::truncate(path_.c_str(), keep_), 0);
+    if (!shrunk_.exchange(true)) {
+      EXPECT_EQ(::truncate(path_.c_str(), keep_), 0);
+    }
     return FileSource::read_at(dst, bytes, offset);
   }
 
@@ -441,6 +443,22 @@ TEST(SourceCpu, APositionalSourceIsLeftConsumed) {
   EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), static_cast<off_t>(bytes.size()));
   ::close(fd);
   EXPECT_EQ(values(h), values(from_memory(plan, {bytes.begin() + 10, bytes.end()})));
+}
+
+TEST(SourceCpu, APositionalSourceReadInOrderToItsEndIsLeftConsumed) {
+  // The plain reading any backend can take calls read() to the end.
+  const auto bytes = random_bytes(100000, 8);
+  TempFile file(bytes);
+  const int fd = ::open(file.path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::lseek(fd, 10, SEEK_SET), 10);
+  FdSource source(fd, "the file");
+  std::vector<unsigned char> buf(4096);
+  std::uint64_t total = 0;
+  for (std::size_t got; (got = source.read(buf.data(), buf.size())) != 0;) total += got;
+  EXPECT_EQ(total, bytes.size() - 10);
+  EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), static_cast<off_t>(bytes.size()));
+  ::close(fd);
 }
 
 TEST(SourceCpu, AnEmptyRegularFileIsReadAsAStream) {

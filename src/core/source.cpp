@@ -53,6 +53,8 @@ std::size_t FdSource::read(void* dst, std::size_t bytes) {
   if (positional_) {
     const std::size_t got = read_at(dst, bytes, pos_ - begin_);
     pos_ += got;
+    // At the end, a shared descriptor (standard input) is left consumed, as consumed() leaves it.
+    if (got == 0) ::lseek(fd_, static_cast<off_t>(pos_), SEEK_SET);
     return got;
   }
   while (true) {
