@@ -75,6 +75,7 @@ struct Result {
 
 struct RunSpec {
   std::optional<std::string> stdin_data;  // fed through a pipe
+  std::size_t stdin_write_bytes = 0;      // stdin_data in writes of at most this many bytes (0: as many as fit)
   std::optional<std::string> stdin_file;  // opened as fd 0
   int stdin_fd = -1;                      // given as fd 0 (keeps its offset)
   std::optional<std::string> stdout_file; // opened as fd 1 instead of capturing
@@ -165,7 +166,9 @@ inline Result run_cli(const std::vector<std::string>& args, const RunSpec& spec 
     for (const pollfd& p : fds) {
       if (!p.revents) continue;
       if (p.fd == in_fd) {
-        ssize_t n = write(in_fd, spec.stdin_data->data() + fed, spec.stdin_data->size() - fed);
+        std::size_t piece = spec.stdin_data->size() - fed;
+        if (spec.stdin_write_bytes) piece = std::min(piece, spec.stdin_write_bytes);
+        ssize_t n = write(in_fd, spec.stdin_data->data() + fed, piece);
         if (n > 0) fed += static_cast<std::size_t>(n);
         if ((n < 0 && errno != EAGAIN) || fed == spec.stdin_data->size()) close(in_fd), in_fd = -1;
       } else {

@@ -11,7 +11,7 @@ namespace cli_test {
 namespace {
 
 class CliStdin : public CliTest {
- protected:
+ public:
   // The ways of feeding `bytes` (also in file `f`) to `count ARGS [operand]`.
   // Each returns stdout; the caller compares them.
   std::vector<std::pair<std::string, std::string>> every_way(const std::vector<std::string>& args, const std::string& f,
@@ -164,6 +164,121 @@ TEST_F(CliStdin, RedirectedStandardInputIsReadFromItsOffsetOnBothPasses) {
   const CsvHistogram h = parse_csv(out);
   EXPECT_EQ(h.edges, edges);
   EXPECT_EQ(h.counts, reference({9, 12, 7, 30, 9}, edges, false).counts);
+}
+
+// ---- counting through sources: sizes that cross the CPU path's buffers ----------------
+
+// The counts of `count ARGS` (JSON) for bytes given every way, and through
+// writes that end inside samples; all must be equal (the documents differ
+// only in the input's name).
+std::vector<std::uint64_t> counts_every_way(CliStdin& t, const std::vector<std::string>& args, const std::string& f,
+                                            const std::string& bytes) {
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  auto outs = t.every_way(json_args, f, bytes);
+  RunSpec odd_writes;
+  odd_writes.stdin_data = bytes;
+  odd_writes.stdin_write_bytes = 4093;
+  outs.emplace_back("4093-byte writes", ok(json_args, odd_writes).out);
+  const Json first = parse_json(outs.front().second);
+  for (const auto& [way, out] : outs) {
+    const Json j = parse_json(out);
+    EXPECT_EQ(u64s(j["counts"]), u64s(first["counts"])) << "through " << way << ", " << bytes.size() << " bytes";
+    EXPECT_EQ(j["total"], first["total"]) << "through " << way << ", " << bytes.size() << " bytes";
+  }
+  return u64s(first["counts"]);
+}
+
+TEST_F(CliStdin, EveryPathCountsTheSameAcrossBufferBoundaries) {
+  const std::size_t mib = std::size_t{1} << 20;
+  std::mt19937_64 rng(5);
+  for (std::size_t n : {mib - 1, 2 * mib, 2 * mib + 1, 4 * mib + 3, 9 * mib + 5}) {
+    std::vector<std::uint8_t> v(n);
+    for (auto& x : v) x = static_cast<std::uint8_t>(rng() >> 56);
+    const std::string bytes = bytes_of(v);
+    const std::string f = file("v.u8", bytes);
+    std::vector<std::uint64_t> want(256, 0);
+    for (std::uint8_t x : v) ++want[x];
+    EXPECT_EQ(counts_every_way(*this, {"count", "--backend", "cpu"}, f, bytes), want) << n << " bytes";
+  }
+}
+
+TEST_F(CliStdin, EveryPathCountsTheSameF64AndPixelsAcrossBufferBoundaries) {
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> normal(0.0, 3.0);
+  std::vector<double> v((std::size_t{5} << 20) / 8 + 3);
+  for (double& x : v) x = normal(rng);
+  const std::string f = file("v.f64", bytes_of(v));
+  std::vector<double> edges;
+  for (int e = -8; e <= 8; ++e) edges.push_back(e);
+  EXPECT_EQ(counts_every_way(*this, {"count", "--backend", "cpu", "--type", "f64", "--bins", "16", "--range", "-8:8"}, f,
+                             bytes_of(v)),
+            reference(v, edges, true).counts);
+  // 3-channel pixels: 3 bytes each, so reads and buffers end inside pixels.
+  std::vector<std::uint8_t> px((std::size_t{7} << 20) / 3 * 3 + 3);
+  for (auto& x : px) x = static_cast<std::uint8_t>(rng() >> 56);
+  const std::string pf = file("px.rgb", bytes_of(px));
+  const std::vector<std::string> args = {"count", "--backend", "cpu", "--channels", "3", "--active", "0,2",
+                                         "--format", "json"};
+  RunSpec pipe;
+  pipe.stdin_data = bytes_of(px);
+  pipe.stdin_write_bytes = 4093;
+  RunSpec redirect;
+  redirect.stdin_file = pf;
+  const std::vector<std::pair<const char*, std::string>> outs = {
+      {"file argument", ok([&] { auto a = args; a.push_back(pf); return a; }()).out},
+      {"a pipe", ok(args, pipe).out},
+      {"< FILE", ok(args, redirect).out}};
+  for (const auto& [way, out] : outs) {
+    const Json j = parse_json(out);
+    ASSERT_EQ(j["channels"].size(), 2u) << way;
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned c = k == 0 ? 0 : 2;
+      std::vector<std::uint64_t> want(256, 0);
+      for (std::size_t i = c; i < px.size(); i += 3) ++want[px[i]];
+      EXPECT_EQ(j["channels"][k]["channel"].get<unsigned>(), c) << way;
+      EXPECT_EQ(u64s(j["channels"][k]["counts"]), want) << "channel " << c << " through " << way;
+    }
+  }
+}
+
+TEST_F(CliStdin, PerFileCountsEachInputWholeThroughEveryPath) {
+  std::mt19937_64 rng(7);
+  std::vector<std::uint16_t> a((std::size_t{3} << 20) / 2 + 1), b(1000);
+  for (auto& x : a) x = static_cast<std::uint16_t>(rng());
+  for (auto& x : b) x = static_cast<std::uint16_t>(rng() >> 50);
+  const std::string fa = file("a.u16", bytes_of(a)), fb = file("b.u16", bytes_of(b));
+  const std::vector<std::string> args = {"count", "--backend", "cpu", "--type", "u16", "--bins", "64", "--per-file",
+                                         "--format", "json", fa};
+  const Json files = parse_json(ok([&] { auto x = args; x.push_back(fb); return x; }()).out);
+  RunSpec redirect;
+  redirect.stdin_file = fb;
+  RunSpec pipe;
+  pipe.stdin_data = bytes_of(b);
+  pipe.stdin_write_bytes = 333;
+  for (const RunSpec& spec : {redirect, pipe}) {
+    const Json j = parse_json(ok([&] { auto x = args; x.push_back("-"); return x; }(), spec).out);
+    EXPECT_EQ(u64s(j["counts"]), u64s(files["counts"]));
+    ASSERT_EQ(j["per_file"].size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) EXPECT_EQ(u64s(j["per_file"][k]["counts"]), u64s(files["per_file"][k]["counts"]));
+  }
+  std::vector<double> edges;
+  for (int e = 0; e <= 64; ++e) edges.push_back(e * 1024.0);
+  EXPECT_EQ(u64s(files["per_file"][0]["counts"]), reference(as_doubles(a), edges, true).counts);
+  EXPECT_EQ(u64s(files["per_file"][1]["counts"]), reference(as_doubles(b), edges, true).counts);
+}
+
+TEST_F(CliStdin, APipeEndingInsideASampleAfterSeveralBuffersNamesTheLeftover) {
+  std::string bytes(std::size_t{5} << 20, 'x');
+  bytes += "abc";  // 3 bytes of a fourth f32... left over
+  RunSpec pipe;
+  pipe.stdin_data = bytes;
+  pipe.stdin_write_bytes = 65537;
+  const Result r = fails(1, {"count", "--backend", "cpu", "--type", "f32", "--bins", "3", "--range", "0:1"}, pipe);
+  EXPECT_NE(r.err.find("standard input has " + std::to_string(bytes.size()) + " bytes, not a whole number of f32 "
+                       "samples (4 bytes each): 3 bytes left over"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

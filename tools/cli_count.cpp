@@ -634,6 +634,22 @@ void scan_input(InputSet& inputs, std::size_t i, const NpyHeaders& headers, std:
                                : "the data has bytes after the array: save it again with numpy.save");
 }
 
+// Counts input i with `fill` (Plan::fill from the input as a Source,
+// returning the bytes read); a .npy stream must end exactly where its shape
+// says, as in scan_input. `sample_bytes`: the bytes of one element.
+void count_input(InputSet& inputs, std::size_t i, const NpyHeaders& headers, std::uint64_t sample_bytes,
+                 const SourceFn& fill, Progress* progress) {
+  const std::uint64_t bytes = inputs.read_through(i, fill, progress);
+  if (!headers[i] || inputs[i].sized) return;
+  const std::uint64_t seen = bytes / sample_bytes;
+  const npy::Header& h = *headers[i];
+  if (seen != h.count)
+    input_error(inputs[i].label + " holds " + std::to_string(seen) + " elements after its NumPy header where the " +
+                    "shape " + h.shape_text() + " says " + std::to_string(h.count),
+                seen < h.count ? "the data is incomplete: save the array again"
+                               : "the data has bytes after the array: save it again with numpy.save");
+}
+
 // ---- --sparse -------------------------------------------------------------------
 
 // The key of a pair as text: signed keys were sign-extended (sparse.hpp).
@@ -862,6 +878,7 @@ int count_columns(const ParsedArgs& p, SampleType type) {
   inputs.validate();
   Progress progress(inputs.known_bytes(), inputs.all_known());
   HistogramNd h(axes);
+  // N-d points do not come from a Source (levelhist/source.hpp): scanned.
   for (std::size_t i = 0; i < inputs.size(); ++i)
     inputs.scan(i, [&](const unsigned char* d, std::uint64_t n) {  // n whole points
       call_with_fix([&] { plan.fill(h, levelhist::Input::array(d, n)); });
@@ -1022,6 +1039,8 @@ int run_count(const std::vector<std::string>& args) {
   Progress progress(inputs.known_bytes() * passes, inputs.all_known(), show_progress);
 
   if (automatic) {
+    // The range pass finds the extent of blocks of samples in place (mapped
+    // files); it counts nothing, so it needs no Source.
     Extent extent;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       scan_input(inputs, i, headers, channels, [&](const unsigned char* d, std::uint64_t n) {
@@ -1041,13 +1060,20 @@ int run_count(const std::vector<std::string>& args) {
   const Plan plan = make_plan(request, run.library);
   const std::string strategy = plan.strategy().name;
   auto fill = [&](auto& hists, const levelhist::Input& in) { call_with_fix([&] { plan.fill(hists, in); }); };
+  // Plain samples and pixels are counted as the library reads each input (a
+  // Source); it adds an input's counts only once the input is read whole.
+  auto fill_from = [&plan](auto& hists) {
+    return [&plan, target = &hists](Source& source) {
+      std::uint64_t bytes = 0;
+      call_with_fix([&] { bytes = plan.fill(*target, source); });
+      return bytes;
+    };
+  };
 
   if (pixels) {
     std::vector<Histogram> channel_hists(hists, Histogram(*binning));
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      scan_input(inputs, i, headers, channels, [&](const unsigned char* d, std::uint64_t n) {  // n whole pixels
-        fill(channel_hists, levelhist::Input::array(d, n * channels));
-      }, &progress);
+      count_input(inputs, i, headers, ss, fill_from(channel_hists), &progress);
     progress.finish();
     detail::StagedOutput plot;
     if (plot_path) {
@@ -1066,6 +1092,8 @@ int run_count(const std::vector<std::string>& args) {
     return 0;
   }
   if (weighted) {
+    // Samples and their weights go together, a block at a time: the weights
+    // are in memory, so the samples are scanned (a Source carries no weights).
     WeightedHistogram sums(*binning);
     std::uint64_t used = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -1094,8 +1122,7 @@ int run_count(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Histogram* target = &all;
     if (per_file_mode) target = &per_file.emplace_back(*binning);
-    scan_input(inputs, i, headers, 1, [&](const unsigned char* d, std::uint64_t n) { fill(*target, levelhist::Input::array(d, n)); },
-               &progress);
+    count_input(inputs, i, headers, ss, fill_from(*target), &progress);
     if (per_file_mode) all += *target;
   }
   progress.finish();

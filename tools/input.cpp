@@ -147,6 +147,61 @@ struct Fd {
 
 }  // namespace
 
+// ---- InputSource -----------------------------------------------------------------
+
+// An input as the library reads it (InputSet::read_through): a regular file's
+// byte range (positional: the library's threads pread it at once), or a
+// stream whose bytes peek() already read are delivered first. Every read
+// counts towards the progress bar; a stream that ends inside a sample is the
+// CLI's message for it (InputSet::ragged), thrown from the read that finds
+// the end, so the library adds nothing.
+class InputSource final : public FdSource {
+ public:
+  // A regular file's bytes [begin, end).
+  InputSource(const InputSet& set, const Input& in, int fd, std::uint64_t begin, std::uint64_t end, Progress* progress)
+      : FdSource(fd, in.label, begin, end), set_(set), in_(in), progress_(progress) {}
+  // A stream, read on from where peek() left it.
+  InputSource(const InputSet& set, const Input& in, int fd, Progress* progress)
+      : FdSource(fd, in.label), set_(set), in_(in), progress_(progress) {}
+
+  std::size_t read(void* dst, std::size_t bytes) override {
+    if (positional()) return FdSource::read(dst, bytes);  // through read_at
+    std::size_t got = 0;
+    if (pending_used_ < in_.pending.size()) {
+      got = std::min(bytes, in_.pending.size() - pending_used_);
+      std::memcpy(dst, in_.pending.data() + pending_used_, got);
+      pending_used_ += got;
+    } else {
+      got = FdSource::read(dst, bytes);
+      if (got == 0 && streamed_ % set_.sample_size_ != 0) set_.ragged(in_, streamed_);
+    }
+    streamed_ += got;
+    report(got);
+    return got;
+  }
+
+  std::size_t read_at(void* dst, std::size_t bytes, std::uint64_t offset) override {
+    const std::size_t got = FdSource::read_at(dst, bytes, offset);
+    report(got);
+    return got;
+  }
+
+ private:
+  // read_at runs on several threads at once; the bar is drawn by one at a time.
+  void report(std::size_t bytes) {
+    if (!progress_ || bytes == 0) return;
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    progress_->add(bytes);
+  }
+
+  const InputSet& set_;
+  const Input& in_;
+  Progress* progress_;
+  std::mutex progress_mutex_;
+  std::size_t pending_used_ = 0;
+  std::uint64_t streamed_ = 0;
+};
+
 // ---- Progress ------------------------------------------------------------------
 
 Progress::Progress(std::uint64_t total_bytes, bool total_known, bool wanted)
@@ -466,6 +521,47 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
     }
   }
   scan_stream(in, fd.fd, fn, progress);
+}
+
+std::uint64_t InputSet::read_through(std::size_t i, const SourceFn& fill, Progress* progress) {
+  Input& in = inputs_[i];
+  if (in.spill_fd >= 0) {
+    InputSource source(*this, in, in.spill_fd, 0, in.bytes, progress);
+    return fill(source);
+  }
+  Fd fd;
+  if (in.is_stdin) {
+    fd.fd = STDIN_FILENO;
+  } else if (in.held_fd >= 0) {  // a stream peek() opened: read on from there
+    fd.fd = in.held_fd;
+    fd.own = true;
+    in.held_fd = -1;
+  } else {
+    fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd.own = true;
+    if (fd.fd < 0) {
+      int err = errno;
+      input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+    }
+  }
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    // As in scan(): a redirected standard input is read from where it stood
+    // when levelhist started, and left consumed (FdSource::consumed).
+    const off_t at = !in.is_stdin || in.sized ? static_cast<off_t>(in.start) : ::lseek(fd.fd, 0, SEEK_CUR);
+    if (at >= 0) {
+      const auto begin = static_cast<std::uint64_t>(at);
+      const auto end = static_cast<std::uint64_t>(std::max<off_t>(st.st_size, at));
+      if ((end - begin) % sample_size_ != 0) ragged(in, end - begin);
+      InputSource source(*this, in, fd.fd, begin, end, progress);
+      return fill(source);
+    }
+  }
+  InputSource source(*this, in, fd.fd, progress);
+  const std::uint64_t bytes = fill(source);
+  in.pending.clear();
+  return bytes;
 }
 
 void InputSet::lost_mapped_data(const Input& in, int fd, std::uint64_t expected_end) const {

@@ -1,5 +1,11 @@
 // levelhist CLI: reading inputs in bounded pieces.
 //
+// Counting plain samples and pixels reads each input as a levelhist::Source
+// (read_through): the library reads a regular file with pread() from several
+// threads and a stream with read(), counting each buffer as it arrives. The
+// other passes (the --range auto scan, weights, N-d columns; text and sort)
+// take blocks of samples from scan():
+//
 // Regular files (and a standard input redirected from a regular file) are
 // mapped read-only in windows of up to 1 GiB: each window starts at the page
 // that holds the first unread sample and ends at most window-bytes later, so a
@@ -25,6 +31,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "levelhist/source.hpp"
 
 namespace levelhist::cli {
 
@@ -76,6 +84,8 @@ struct Input {
 
 // Blocks of whole samples: data holds n samples (n >= 1), any alignment.
 using BlockFn = std::function<void(const unsigned char* data, std::uint64_t n)>;
+// Reads a whole Source (Plan::fill) and returns the bytes it read.
+using SourceFn = std::function<std::uint64_t(Source& source)>;
 
 class InputSet {
  public:
@@ -116,8 +126,16 @@ class InputSet {
   // bar may be shown. Throws an input error on a read error or a trailing
   // partial sample.
   void scan(std::size_t i, const BlockFn& fn, Progress* progress);
+  // Hands input i to `fill` as a Source, from where its samples start to its
+  // end: pread() for a regular file (several threads at once), read() for a
+  // stream, the bytes peek() read coming first. Its reads count towards
+  // `progress`; its errors name the input by its label, and a stream that
+  // ends inside a sample is the same input error as in validate(). Returns
+  // what `fill` returns.
+  std::uint64_t read_through(std::size_t i, const SourceFn& fill, Progress* progress);
 
  private:
+  friend class InputSource;
   void scan_mapped(Input& in, int fd, std::uint64_t begin, std::uint64_t end, const BlockFn& fn, Progress* progress);
   void scan_stream(Input& in, int fd, const BlockFn& fn, Progress* progress);
   [[noreturn]] void ragged(const Input& in, std::uint64_t bytes) const;

@@ -44,7 +44,8 @@ class Source {
 
 // A file descriptor: pread() for a regular file (positional, from its offset
 // when the source is made, or from `begin`, to its end or `end`), read() for
-// anything else (pipes, terminals, devices). The descriptor is not closed.
+// anything else (pipes, terminals, devices, and regular files of size 0, which
+// may be pseudo-files with content). The descriptor is not closed.
 class FdSource : public Source {
  public:
   explicit FdSource(int fd, std::string name);

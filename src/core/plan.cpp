@@ -108,9 +108,15 @@ namespace detail {
 // (a one-channel image with a pitch), or one run for packed rows. Batches,
 // N-d points and deterministic sums are one run for the whole call.
 void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate) {
+  cpu_fill(plan, g, input, out, accumulate, plan.base.threads);
+}
+
+void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate,
+              unsigned threads) {
   const Request& request = plan.request;
   const bool weighted = g.weight_bytes != 0;
   RunArgs args = plan.base;
+  args.threads = threads;
   args.slots = weighted ? nullptr : static_cast<std::uint64_t*>(out);
   args.weight_sums = weighted ? static_cast<double*>(out) : nullptr;
   if (weighted && request.weight_squares)

@@ -88,17 +88,27 @@ void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, vo
 // The CPU path (src/core/plan.cpp): host memory in, host slots out (added to
 // when `accumulate`).
 void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate);
+// The same with `threads` for the strategy instead of the plan's
+// (Options::threads): 1 where the caller already runs one call per thread.
+void cpu_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* out, bool accumulate,
+              unsigned threads);
 
 // Plan::fill from a Source, plain samples or packed pixels: read to the end,
 // counted into `out` (output_slots() values, overwritten); returns the bytes
 // read. Each backend reads sources its own way: cpu_fill_source in
 // src/cpu/source_fill.cpp, cuda_fill_source in src/cuda/plan_cuda.cu.
 std::uint64_t cpu_fill_source(const Plan::Impl& plan, Source& source, void* out);
+// The bytes of one of cpu_fill_source's buffers for `request` (a whole number
+// of its samples or pixels): where a source's reads and counts are cut.
+std::size_t cpu_source_buffer_bytes(const Request& request);
 std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out);
 // The plain way any backend can take (src/core/source.cpp): whole items read
 // into one buffer, `count`ed a buffer at a time (accumulate false the first time).
 using CountItems = std::function<void(const Geometry& g, const Input& input, bool accumulate)>;
 std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void* out, const CountItems& count);
+// Error(input) for a source that ended inside an item: `total` bytes are not a
+// whole number of the request's samples or pixels.
+[[noreturn]] void throw_partial_item(const Request& request, const Source& source, std::uint64_t total);
 // Frees the host path's staging buffers of `device` (256 MiB of pinned and
 // device memory with weights; made again by the next call that needs them).
 // Waits for a call in progress.

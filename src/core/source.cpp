@@ -29,7 +29,9 @@ std::size_t Source::read_at(void*, std::size_t, std::uint64_t) {
 
 FdSource::FdSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  // A regular file of size 0 may be a pseudo-file with content all the same
+  // (/proc, /sys): it is read in order to its end, as a stream.
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     const off_t here = ::lseek(fd, 0, SEEK_CUR);
     if (here >= 0) {
       positional_ = true;
@@ -51,6 +53,8 @@ std::size_t FdSource::read(void* dst, std::size_t bytes) {
   if (positional_) {
     const std::size_t got = read_at(dst, bytes, pos_ - begin_);
     pos_ += got;
+    // At the end, a shared descriptor (standard input) is left consumed, as consumed() leaves it.
+    if (got == 0) ::lseek(fd_, static_cast<off_t>(pos_), SEEK_SET);
     return got;
   }
   while (true) {
@@ -112,6 +116,14 @@ FileSource::~FileSource() {
 
 namespace detail {
 
+void throw_partial_item(const Request& request, const Source& source, std::uint64_t total) {
+  const std::size_t item = request.layout.channels * sample_size(request.type);
+  throw Error(ErrorKind::input,
+              source.name() + " holds " + std::to_string(total) + " bytes, not a whole number of " +
+                  std::to_string(item) + "-byte " + (request.is_pixels() ? "pixels" : "samples"),
+              "check the sample type (and the channels), or the data's length", ErrorSubject::data);
+}
+
 // The plain way, every backend: whole items read into a buffer, counted by
 // the plan's host path a buffer at a time. The backends read sources their
 // own way where that is faster (cpu_fill_source, cuda_fill_source).
@@ -138,11 +150,7 @@ std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void
     }
     if (end) break;
   }
-  if (have != 0)
-    throw Error(ErrorKind::input,
-                source.name() + " holds " + std::to_string(total) + " bytes, not a whole number of " +
-                    std::to_string(item) + "-byte " + (r.is_pixels() ? "pixels" : "samples"),
-                "check the sample type (and the channels), or the data's length", ErrorSubject::data);
+  if (have != 0) throw_partial_item(r, source, total);
   if (first) std::memset(out, 0, r.output_slots() * 8);
   return total;
 }
