@@ -112,6 +112,14 @@ FileSource::~FileSource() {
 
 namespace detail {
 
+void throw_partial_item(const Request& r, const Source& source, std::uint64_t total) {
+  const std::size_t item = r.layout.channels * sample_size(r.type);
+  throw Error(ErrorKind::input,
+              source.name() + " holds " + std::to_string(total) + " bytes, not a whole number of " +
+                  std::to_string(item) + "-byte " + (r.is_pixels() ? "pixels" : "samples"),
+              "check the sample type (and the channels), or the data's length", ErrorSubject::data);
+}
+
 // The plain way, every backend: whole items read into a buffer, counted by
 // the plan's host path a buffer at a time. The backends read sources their
 // own way where that is faster (cpu_fill_source, cuda_fill_source).
@@ -138,11 +146,7 @@ std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void
     }
     if (end) break;
   }
-  if (have != 0)
-    throw Error(ErrorKind::input,
-                source.name() + " holds " + std::to_string(total) + " bytes, not a whole number of " +
-                    std::to_string(item) + "-byte " + (r.is_pixels() ? "pixels" : "samples"),
-                "check the sample type (and the channels), or the data's length", ErrorSubject::data);
+  if (have != 0) throw_partial_item(r, source, total);
   if (first) std::memset(out, 0, r.output_slots() * 8);
   return total;
 }
