@@ -74,8 +74,8 @@ class ScopedEnv {
 
 // ---- the split's model (no GPU needed) ---------------------------------------------
 
-double model_seconds(const detail::UnitSplit& s, double unit_bytes, const detail::SideModel& cpu,
-                     const detail::SideModel& cuda) {
+double model_seconds(const ::levelhist::detail::UnitSplit& s, double unit_bytes, const ::levelhist::detail::SideModel& cpu,
+                     const ::levelhist::detail::SideModel& cuda) {
   return std::max(cpu.seconds(static_cast<double>(s.cpu) * unit_bytes),
                   cuda.seconds(static_cast<double>(s.cuda) * unit_bytes));
 }
@@ -90,8 +90,8 @@ TEST(HybridSplit, EveryUnitGoesToOneSideAndTheSplitIsNeverWorseThanEitherAlone) 
         for (double fg : fixed)
           for (std::uint64_t units : sizes)
             for (double unit_bytes : {1.0, 3.0, 4096.0}) {
-              const detail::SideModel cpu{fc, rc}, cuda{fg, rg};
-              const detail::UnitSplit s = detail::choose_split(units, unit_bytes, cpu, cuda, 0.0);
+              const ::levelhist::detail::SideModel cpu{fc, rc}, cuda{fg, rg};
+              const ::levelhist::detail::UnitSplit s = ::levelhist::detail::choose_split(units, unit_bytes, cpu, cuda, 0.0);
               ASSERT_EQ(s.cpu + s.cuda, units);
               const double best_alone = std::min(cpu.seconds(units * unit_bytes), cuda.seconds(units * unit_bytes));
               EXPECT_LE(model_seconds(s, unit_bytes, cpu, cuda), best_alone * (1 + 1e-12))
@@ -100,9 +100,9 @@ TEST(HybridSplit, EveryUnitGoesToOneSideAndTheSplitIsNeverWorseThanEitherAlone) 
 }
 
 TEST(HybridSplit, EqualSidesShareABigCallEvenly) {
-  const detail::SideModel side{100e-6, 20e9};
+  const ::levelhist::detail::SideModel side{100e-6, 20e9};
   const std::uint64_t units = std::uint64_t{1} << 30;
-  const detail::UnitSplit s = detail::choose_split(units, 1.0, side, side, 0.0);
+  const ::levelhist::detail::UnitSplit s = ::levelhist::detail::choose_split(units, 1.0, side, side, 0.0);
   EXPECT_EQ(s.cpu + s.cuda, units);
   EXPECT_NEAR(static_cast<double>(s.cpu) / units, 0.5, 1e-6);
 }
@@ -110,26 +110,26 @@ TEST(HybridSplit, EqualSidesShareABigCallEvenly) {
 TEST(HybridSplit, SharesFollowTheRates) {
   // Rates 3:1, no fixed costs: three quarters to the faster side.
   const std::uint64_t units = 4000000;
-  const detail::UnitSplit s = detail::choose_split(units, 1.0, {0, 60e9}, {0, 20e9}, 0.0);
+  const ::levelhist::detail::UnitSplit s = ::levelhist::detail::choose_split(units, 1.0, {0, 60e9}, {0, 20e9}, 0.0);
   EXPECT_NEAR(static_cast<double>(s.cpu), 3000000.0, 1.0);
-  const detail::UnitSplit t = detail::choose_split(units, 1.0, {0, 20e9}, {0, 60e9}, 0.0);
+  const ::levelhist::detail::UnitSplit t = ::levelhist::detail::choose_split(units, 1.0, {0, 20e9}, {0, 60e9}, 0.0);
   EXPECT_NEAR(static_cast<double>(t.cuda), 3000000.0, 1.0);
 }
 
 TEST(HybridSplit, SmallCallsGoToTheCpuAlone) {
-  const detail::SideModel cpu{50e-6, 70e9}, cuda{300e-6, 50e9};
+  const ::levelhist::detail::SideModel cpu{50e-6, 70e9}, cuda{300e-6, 50e9};
   // Below the smallest shared call: the CPU, whatever the rates say.
-  EXPECT_EQ(detail::choose_split(1000, 1.0, {0, 1e6}, {0, 1e12}, 4096.0).cuda, 0u);
+  EXPECT_EQ(::levelhist::detail::choose_split(1000, 1.0, {0, 1e6}, {0, 1e12}, 4096.0).cuda, 0u);
   // A GPU whose fixed cost is 0.3 ms loses 1 MiB to a CPU that counts it in 15 us.
-  EXPECT_EQ(detail::choose_split(1 << 20, 1.0, cpu, cuda, 0.0).cuda, 0u);
+  EXPECT_EQ(::levelhist::detail::choose_split(1 << 20, 1.0, cpu, cuda, 0.0).cuda, 0u);
   // 1 GiB: both take part.
-  const detail::UnitSplit big = detail::choose_split(std::uint64_t{1} << 30, 1.0, cpu, cuda, 0.0);
+  const ::levelhist::detail::UnitSplit big = ::levelhist::detail::choose_split(std::uint64_t{1} << 30, 1.0, cpu, cuda, 0.0);
   EXPECT_GT(big.cpu, 0u);
   EXPECT_GT(big.cuda, 0u);
 }
 
 TEST(HybridSplit, TheRateEstimateMovesTowardsCompletedCallsAndIgnoresSmallOnes) {
-  detail::RateEstimate r(10e9);
+  ::levelhist::detail::RateEstimate r(10e9);
   r.add(1000, 1.0, 0.0);  // far below kMinBytes: says nothing about the rate
   EXPECT_EQ(r.rate(), 10e9);
   const double bytes = 1e9;
@@ -138,31 +138,31 @@ TEST(HybridSplit, TheRateEstimateMovesTowardsCompletedCallsAndIgnoresSmallOnes) 
   r.add(bytes, 0.0, 0.0);  // no time: ignored
   EXPECT_NEAR(r.rate(), 30e9, 30e9 * 1e-6);
   // A call the fixed cost all but explains claims at most ten times its plain rate.
-  detail::RateEstimate s(1e9);
+  ::levelhist::detail::RateEstimate s(1e9);
   s.add(bytes, 1.0, 1.0);
   EXPECT_NEAR(s.rate(), 0.7 * 1e9 + 0.3 * 10e9, 1.0);
 }
 
 TEST(HybridSplit, OnlyAutomaticPlansOfPlainOrPixelCountsShare) {
   const Request plain = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
-  EXPECT_TRUE(detail::shares_host_calls(plain, Options{}));
+  EXPECT_TRUE(::levelhist::detail::shares_host_calls(plain, Options{}));
   Options cpu;
   cpu.backend = BackendChoice::cpu;
-  EXPECT_FALSE(detail::shares_host_calls(plain, cpu));
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(plain, cpu));
   Options cuda;
   cuda.backend = BackendChoice::cuda;
-  EXPECT_FALSE(detail::shares_host_calls(plain, cuda));
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(plain, cuda));
   Options named;
   named.strategy = "cpu_serial";
-  EXPECT_FALSE(detail::shares_host_calls(plain, named));
-  EXPECT_TRUE(detail::shares_host_calls(Request::pixels(SampleType::u8, 3, 0b111, Binning::per_value(SampleType::u8)),
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(plain, named));
+  EXPECT_TRUE(::levelhist::detail::shares_host_calls(Request::pixels(SampleType::u8, 3, 0b111, Binning::per_value(SampleType::u8)),
                                         Options{}));
-  EXPECT_FALSE(detail::shares_host_calls(Request::weighted(SampleType::u8, SampleType::f32, Binning::even(4, 0, 256)),
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(Request::weighted(SampleType::u8, SampleType::f32, Binning::even(4, 0, 256)),
                                          Options{}));
-  EXPECT_FALSE(detail::shares_host_calls(Request::segments(SampleType::u8, Binning::per_value(SampleType::u8), 4),
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(Request::segments(SampleType::u8, Binning::per_value(SampleType::u8), 4),
                                          Options{}));
   ScopedEnv off("LEVELHIST_HYBRID", "0");
-  EXPECT_FALSE(detail::shares_host_calls(plain, Options{}));
+  EXPECT_FALSE(::levelhist::detail::shares_host_calls(plain, Options{}));
 }
 
 // ---- the plan's device list (no GPU needed) ----------------------------------------
@@ -384,7 +384,7 @@ TEST(GpuLink, CpuAndGpuTogetherEqualTheCpu) {
   ASSERT_TRUE(plan.shares_host_calls());
   const Plan reference(r, cpu_reference());
   // Equal estimates: a big call is shared, whatever this machine measured so far.
-  detail::HybridModel& model = detail::hybrid_model();
+  ::levelhist::detail::HybridModel& model = ::levelhist::detail::hybrid_model();
   const double cpu_rate = model.cpu.rate(), cuda_rate = model.cuda_pageable.rate();
   model.cpu.reset(20e9);
   model.cuda_pageable.reset(20e9);

@@ -120,9 +120,10 @@ inline std::uint64_t part_units(const Geometry& g) { return g.packed() ? g.items
 // cudaHostAlloc, cudaHostRegister), which the host path copies from without
 // staging; false in a build without CUDA.
 bool host_memory_is_pinned(const void* p, std::size_t bytes);
-// Frees the host path's staging buffers of `device` (256 MiB of pinned and
-// device memory with weights; made again by the next call that needs them).
-// Waits for a call in progress.
+// Frees the host path's staging buffers of `device` (by default two pinned
+// chunks of 16 MiB per staging thread and four device chunks, twice that with
+// weights; made again by the next call that needs them). Waits for a call in
+// progress.
 void release_host_path_staging(int device);
 // Test hook (tests/test_gpu_faults.cpp): the `pieces`-th piece the CUDA device
 // path counts from now on, in any plan, fails the way a kernel launch can

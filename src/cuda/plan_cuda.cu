@@ -84,9 +84,14 @@ struct DeviceSlot {
   cudaEvent_t free = nullptr;
 };
 
-cudaEvent_t make_event() {
+// Events order work on the device; `host_waits`: a host thread also waits
+// for this one, and sleeps while it does (blocking sync) instead of spinning
+// on a core that the other staging threads, or a CPU plan counting beside
+// the GPU, could use. A copy takes far longer than the wake-up.
+cudaEvent_t make_event(bool host_waits) {
   cudaEvent_t e = nullptr;
-  LEVELHIST_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  LEVELHIST_CUDA_CHECK(
+      cudaEventCreateWithFlags(&e, cudaEventDisableTiming | (host_waits ? cudaEventBlockingSync : 0u)));
   return e;
 }
 
@@ -117,8 +122,8 @@ struct Staging {
       if (!*s) LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
     const int buffers = weights ? 2 : 1;
     for (DeviceSlot& d : device) {
-      if (!d.filled) d.filled = make_event();
-      if (!d.free) d.free = make_event();
+      if (!d.filled) d.filled = make_event(false);
+      if (!d.free) d.free = make_event(false);
       for (int which = 0; which < buffers; ++which)
         if (!d.device[which])
           d.device[which] = static_cast<unsigned char*>(
@@ -127,7 +132,7 @@ struct Staging {
     if (pinned.size() < pinned_slots) pinned.resize(pinned_slots);
     for (unsigned k = 0; k < pinned_slots; ++k) {
       PinnedSlot& p = pinned[k];
-      if (!p.copied) p.copied = make_event();
+      if (!p.copied) p.copied = make_event(true);
       for (int which = 0; which < buffers; ++which)
         if (!p.host[which])
           p.host[which] = static_cast<unsigned char*>(
