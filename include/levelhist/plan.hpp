@@ -50,7 +50,7 @@ struct Options {
   // partial histograms are added exactly. The plan is bound to the first
   // (device(), run() and workspace_bytes() use it); `device` must be -1 or
   // the first. Empty: `device` alone. A CPU plan ignores it.
-  std::vector<int> devices;
+  std::vector<int> devices = {};
 };
 
 // What a plan's last host call (fill) gave each backend, in items (samples,
