@@ -588,15 +588,16 @@ class ChunkPipeline {
     if (items == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     DeviceSlot& d = st_.device[next_slot_++ % kDeviceSlots];
-    const cudaStream_t copy = st_.copy_stream, count = st_.count_stream;
-    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(copy, d.free, 0));
-    LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(d.device[0], samples, items * g_.item_bytes(), cudaMemcpyHostToDevice, copy));
+    const cudaStream_t copy_stream = st_.copy_stream, count_stream = st_.count_stream;
+    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, d.free, 0));
+    LEVELHIST_CUDA_CHECK(
+        cudaMemcpyAsync(d.device[0], samples, items * g_.item_bytes(), cudaMemcpyHostToDevice, copy_stream));
     if (weights)
       LEVELHIST_CUDA_CHECK(
-          cudaMemcpyAsync(d.device[1], weights, items * g_.weight_bytes, cudaMemcpyHostToDevice, copy));
-    if (copied) LEVELHIST_CUDA_CHECK(cudaEventRecord(copied, copy));
-    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.filled, copy));
-    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(count, d.filled, 0));
+          cudaMemcpyAsync(d.device[1], weights, items * g_.weight_bytes, cudaMemcpyHostToDevice, copy_stream));
+    if (copied) LEVELHIST_CUDA_CHECK(cudaEventRecord(copied, copy_stream));
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.filled, copy_stream));
+    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(count_stream, d.filled, 0));
     Geometry packed = g_;
     packed.width = items;
     packed.height = 1;
@@ -604,8 +605,9 @@ class ChunkPipeline {
     Input piece;
     piece.samples = d.device[0];
     piece.weights = weights ? d.device[1] : nullptr;
-    cuda_run(plan_, packed, piece, state_.out, /*accumulate=*/true, state_.workspace, state_.workspace_bytes, count);
-    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.free, count));
+    cuda_run(plan_, packed, piece, state_.out, /*accumulate=*/true, state_.workspace, state_.workspace_bytes,
+             count_stream);
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.free, count_stream));
   }
 
   // Waits for every chunk and returns the counts (or sums), output_slots()
