@@ -8,6 +8,7 @@
 
 #include "bench.hpp"
 #include "lab.hpp"
+#include "link_bench.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "options.hpp"
@@ -48,6 +49,8 @@ int report_error(const std::exception& e, const std::string& help) {
 int bench_main(const std::vector<std::string>& args) {
   // The CPU benchmark has its own options: hand everything over untouched.
   if (std::find(args.begin(), args.end(), "--cpu") != args.end()) return cpu_bench_main(args);
+  // Host data to the GPU (link_bench.hpp): its CPU rows run without a GPU too.
+  if (std::find(args.begin(), args.end(), "--link") != args.end()) return link_bench_main(args);
   try {
 #if LEVELHIST_HAVE_CUDA
     // The general-histogram cases (u16, f32, pixels, weights, u32 keys) have their own runner.

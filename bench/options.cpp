@@ -166,4 +166,79 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   return o;
 }
 
+std::string link_help() {
+  return R"(usage: levelhist bench --link [options]
+Host data to the GPU at link speed, in one run: the copy rates (pinned,
+pageable, registered; cudaHostRegister's own cost), staging by several
+threads, the file and pipe read rates, then levelhist counting u8 samples
+(256 bins): the CPU alone, the GPU alone from pinned, pageable and registered
+memory and from a file (FileSource), both together (the automatic plan), and
+the levelhist CLI on a file and on a pipe, each with its ratio to its limit.
+Every result is checked against the CPU reference before it is timed. Without
+a GPU only the CPU rows run. The data is random bytes, in memory and in a
+page-cached file in /dev/shm (or $TMPDIR).
+options:
+  --mib N             the data, in MiB (default 1024), 1 to 65536
+  --reps N            timed runs per row, the median printed (default 5), 1 to 1000
+  --chunks-kib LIST   staging chunk sizes for the pageable sweep, in KiB
+                      (default 4096,16384,65536), each 64 to 1048576
+  --devices all|LIST  also the rows of several GPUs: device-resident counts
+                      one at a time and all at once, host-resident counts
+                      with the device list against the copies of all at once,
+                      and adding 2^24-bin partial histograms from 1..N devices
+  --cli PATH          the levelhist program (default: levelhist next to levelhist-bench)
+  --no-cli            leave out the CLI rows
+  -h, --help          this help
+)";
+}
+
+LinkOptions parse_link_options(const std::vector<std::string>& args) {
+  LinkOptions o;
+  const std::string help_fix = "see 'levelhist bench --link --help'";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    bool has_inline_value = false;
+    if (arg.rfind("--", 0) == 0)
+      if (std::size_t eq = arg.find('='); eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_inline_value = true;
+      }
+    auto next_value = [&]() -> std::string {
+      if (has_inline_value) return value;
+      if (i + 1 >= args.size()) usage_error(arg + " needs a value", help_fix);
+      return args[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      o.help = true;
+    } else if (arg == "--link") {
+    } else if (arg == "--mib") {
+      o.bytes = static_cast<std::size_t>(parse_count("--mib", next_value(), 1, 65536)) << 20;
+    } else if (arg == "--reps") {
+      o.reps = static_cast<int>(parse_count("--reps", next_value(), 1, kMaxReps));
+    } else if (arg == "--chunks-kib") {
+      const std::string text = next_value();
+      o.chunks.clear();
+      for (const std::string& item : split_list(text))
+        o.chunks.push_back(static_cast<std::size_t>(parse_count("--chunks-kib", item, 64, 1 << 20)) << 10);
+      if (o.chunks.empty()) usage_error("--chunks-kib needs a list", "give e.g. --chunks-kib 4096,16384");
+    } else if (arg == "--devices") {
+      const std::string text = next_value();
+      o.multi = true;
+      o.devices.clear();
+      if (text != "all")
+        for (const std::string& item : split_list(text))
+          o.devices.push_back(static_cast<int>(parse_count("--devices", item, 0, 1023)));
+    } else if (arg == "--cli") {
+      o.cli = next_value();
+      if (o.cli.empty()) usage_error("--cli is empty", "give the levelhist program's path");
+    } else if (arg == "--no-cli") {
+      o.skip_cli = true;
+    } else {
+      usage_error("unknown option " + quote(args[i]) + " for 'bench --link'", help_fix);
+    }
+  }
+  return o;
+}
+
 }  // namespace levelhist::bench

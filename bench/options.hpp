@@ -1,5 +1,6 @@
 // levelhist bench: the command line of the GPU benchmark.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,5 +39,22 @@ inline constexpr std::uint64_t kMaxReps = 1000;
 // 0..1023, seconds finite and positive, --section-seconds 0 or more).
 BenchOptions parse_bench_options(const std::vector<std::string>& args);
 std::string bench_help();
+
+// levelhist bench --link (link_bench.hpp): host data to the GPU.
+struct LinkOptions {
+  std::size_t bytes = std::size_t{1} << 30;  // --mib N: the data, 1..65536 MiB
+  int reps = 5;                              // --reps N: timed runs per row (median), 1..1000
+  // --chunks-kib A,B,..: staging chunk sizes the pageable rows sweep (64 KiB .. 1 GiB)
+  std::vector<std::size_t> chunks = {std::size_t{4} << 20, std::size_t{16} << 20, std::size_t{64} << 20};
+  bool multi = false;        // --devices all|LIST: the rows of several GPUs
+  std::vector<int> devices;  // empty with multi: every device
+  std::string cli;           // --cli PATH: the levelhist program (default: next to levelhist-bench)
+  bool skip_cli = false;     // --no-cli
+  bool help = false;
+};
+// Errors as parse_bench_options: usage for an unknown option or a missing
+// value, input for a value out of its range.
+LinkOptions parse_link_options(const std::vector<std::string>& args);
+std::string link_help();
 
 }  // namespace levelhist::bench

@@ -9,7 +9,7 @@
 _levelhist_options() {
   case "$1" in
     count) echo "--type --bins --range --edges --numpy --channels --active --weights --weight-type --sparse --columns
-                 --backend --strategy --threads --format --per-file --plot --log --no-progress --help" ;;
+                 --backend --strategy --threads --devices --format --per-file --plot --log --no-progress --help" ;;
     text) echo "--fold-case --format --per-file --no-progress --backend --strategy --threads --help" ;;
     sort) echo "--type -o --output --backend --threads --no-progress --help" ;;
     list) echo "--format --why --type --bins --range --edges --numpy --channels --active --weight-type --backend --help" ;;
@@ -58,6 +58,7 @@ _levelhist() {
     --weight-type) words="f32 f64" ;;
     --format) words="table csv json" ;;
     --backend) words="auto cpu cuda" ;;
+    --devices) words="all" ;;  # or a list of device indices
     --strategy)
       # The strategies of this build, from the levelhist being completed.
       words="auto $("${COMP_WORDS[0]}" list --format csv 2>/dev/null | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" ;;

@@ -152,8 +152,9 @@ TEST(GpuFaults, AFullDeviceIsAResourceErrorAndTheSamePlanWorksOnceFreed) {
   }
 }
 
-// More than two 64 MiB staging chunks; the fault comes after the second
-// chunk's copy and kernels are in the stream.
+// Many staging chunks (16 MiB by default, staged by several threads); the
+// fault comes after the first, second or third chunk's copy and kernels are
+// in the streams.
 TEST(GpuFaults, AnErrorMidPipelineLeavesTheHostPathUsable) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const std::size_t n = (std::size_t{150} << 20) + 3;

@@ -46,6 +46,10 @@ std::vector<OptionSpec> count_option_specs();
 // wrong backend), then values (--threads), then whether the backend can run
 // here. Throws the matching error.
 RunOptions parse_run_options(const ParsedArgs& args);
+// --devices (count): "all" (every CUDA device of the machine, none without a
+// GPU) or a list of distinct device indices "0,2" below `device_count`;
+// anything else is an input error naming the bad item.
+std::vector<int> parse_device_list(std::string_view text, int device_count);
 
 // The strategies that ran, in order of first use, joined by "+" (usually one).
 struct StrategyLog {

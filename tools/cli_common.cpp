@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "levelhist/bin_index.hpp"
+#include "levelhist/cuda.hpp"
 
 namespace levelhist::cli {
 namespace {
@@ -164,6 +165,32 @@ std::vector<OptionSpec> run_option_specs() {
   return {{"--format", true}, {"--backend", true}, {"--strategy", true}, {"--threads", true}};
 }
 
+std::vector<int> parse_device_list(std::string_view text, int device_count) {
+  std::vector<int> devices;
+  if (text == "all") {
+    for (int d = 0; d < device_count; ++d) devices.push_back(d);
+    return devices;  // none without a GPU: the automatic backend then counts on the CPU
+  }
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string_view item = text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+    const int d = static_cast<int>(parse_count("--devices " + quote(text), item, 0, 1023));
+    if (d >= device_count)
+      input_error("--devices " + quote(text) + ": there is no CUDA device " + std::to_string(d) + " here (" +
+                      std::to_string(device_count) + " device" + (device_count == 1 ? "" : "s") + ")",
+                  device_count ? "give devices below " + std::to_string(device_count) + ", or all"
+                               : "leave --devices out on a machine without a GPU");
+    for (int seen : devices)
+      if (seen == d)
+        input_error("--devices " + quote(text) + " names device " + std::to_string(d) + " twice", "name each device once");
+    devices.push_back(d);
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  return devices;
+}
+
 RunOptions parse_run_options(const ParsedArgs& args) {
   RunOptions r;
   if (auto f = args.value("--format")) r.format = parse_format(*f);
@@ -188,6 +215,7 @@ RunOptions parse_run_options(const ParsedArgs& args) {
   }
   if (auto t = args.value("--threads"))
     r.library.threads = static_cast<unsigned>(parse_count("--threads", *t, 0, kMaxThreads));
+  if (auto d = args.value("--devices")) r.library.devices = parse_device_list(*d, cuda::device_count());
   std::string why;
   if (r.library.backend == BackendChoice::cuda && !backend_available(Backend::cuda, &why))
     input_error("--backend cuda cannot run here: " + why, "use --backend cpu or auto");

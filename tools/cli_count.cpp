@@ -63,6 +63,8 @@ const char* const kCountHelp =
     "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
+    "  --devices D       CUDA devices that share the counting: all, or a list\n"
+    "                    such as 0,2 (default: the current device alone)\n"
     "Output:\n"
     "  --format F        table (default): non-empty bins with bars, then totals;\n"
     "                    csv: bin,lower,upper,count for every bin, then the rows\n"
@@ -903,7 +905,8 @@ int count_columns(const ParsedArgs& p, SampleType type) {
 
 std::vector<OptionSpec> count_option_specs() {
   std::vector<OptionSpec> specs = run_option_specs();
-  specs.insert(specs.end(), {{"--type", true},
+  specs.insert(specs.end(), {{"--devices", true},
+                             {"--type", true},
                              {"--bins", true},
                              {"--range", true},
                              {"--edges", true},

@@ -84,6 +84,11 @@ std::string explain(const ParsedArgs& p) {
     }
     out += chosen.empty() ? "  no row takes it: auto uses another backend\n" : "  auto's choice: " + chosen + "\n";
   }
+  // CPU and GPU together (Plan::shares_host_calls): which backends an automatic plan's host calls use.
+  if (!b && !request.is_weighted() && backend_available(Backend::cuda) && cuda::device_count() > 0)
+    out += "\nhost memory: an automatic plan that runs on cuda shares each call of 4 MiB or more between\n"
+           "the CPU and the GPU where the rates measured in the process say both at once finish first\n"
+           "(--backend cpu or cuda: one side)\n";
   return out;
 }
 

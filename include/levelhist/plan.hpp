@@ -28,6 +28,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "levelhist/histogram.hpp"
 #include "levelhist/request.hpp"
@@ -44,6 +45,19 @@ struct Options {
   BackendChoice backend = BackendChoice::automatic;  // automatic: CUDA when a GPU is present and can take it
   unsigned threads = 0;                              // CPU worker threads; 0 = all cores
   int device = -1;                                   // CUDA device; -1 = the current device when the plan is made
+  // Several CUDA devices for host memory: each host call (fill) is shared
+  // among them, each with its own staging buffers and streams, and their
+  // partial histograms are added exactly. The plan is bound to the first
+  // (device(), run() and workspace_bytes() use it); `device` must be -1 or
+  // the first. Empty: `device` alone. A CPU plan ignores it.
+  std::vector<int> devices = {};
+};
+
+// What a plan's last host call (fill) gave each backend, in items (samples,
+// pixels, points; rows' items for rows with a pitch).
+struct HostSplit {
+  std::uint64_t cpu_items = 0;
+  std::uint64_t cuda_items = 0;
 };
 
 class Plan {
@@ -61,6 +75,15 @@ class Plan {
   const Strategy& strategy() const;
   Backend backend() const;
   int device() const;  // the CUDA device the plan is bound to; -1 for the CPU
+  // A plan made with the automatic backend and strategy that runs on CUDA also
+  // has a CPU plan of the same request, and shares each host call of plain
+  // samples or pixels (counts) between the two, run at once, by the rates each
+  // side reached in earlier calls; small calls go to the CPU alone
+  // (docs/ARCHITECTURE.md, "CPU and GPU together"). Options::backend cpu or
+  // cuda, or a named strategy, asks for one side only.
+  bool shares_host_calls() const;
+  // Which backend(s) counted the last host call of this plan, and how much.
+  HostSplit last_host_split() const;
 
   // ---- host memory: adds into the histograms -----------------------------------
   // `hists`: one per histogram of the request (request().histograms()), each with

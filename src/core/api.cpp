@@ -32,7 +32,8 @@ PlanCache& plan_cache() {
 }
 
 bool same_options(const Options& a, const Options& b) {
-  return a.strategy == b.strategy && a.backend == b.backend && a.threads == b.threads && a.device == b.device;
+  return a.strategy == b.strategy && a.backend == b.backend && a.threads == b.threads && a.device == b.device &&
+         a.devices == b.devices;
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ std::shared_ptr<const Plan> cached_plan(const Request& request, const Options& o
   // -1 means the current device: a plan bound to another device must not serve.
   Options key = options;
   if (key.device < 0 && options.backend != BackendChoice::cpu && cuda::device_count() > 0)
-    key.device = cuda::current_device();
+    key.device = key.devices.empty() ? cuda::current_device() : key.devices[0];  // a list binds to its first
   PlanCache& cache = plan_cache();
   {
     std::lock_guard<std::mutex> lock(cache.mutex);

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "core/hybrid.hpp"
 #include "core/plan_impl.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
@@ -183,11 +184,31 @@ Plan::Plan(Request request, const Options& options) : impl_(std::make_unique<Imp
   if (options.device < -1)
     throw Error(ErrorKind::usage, "device " + std::to_string(options.device) + " does not exist",
                 "give a device index from 0, or -1 for the current device", ErrorSubject::device);
+  if (!options.devices.empty() && options.backend != BackendChoice::cpu) {
+    for (std::size_t k = 0; k < options.devices.size(); ++k) {
+      const int d = options.devices[k];
+      if (d < 0)
+        throw Error(ErrorKind::usage, "device " + std::to_string(d) + " in Options::devices does not exist",
+                    "give device indices from 0", ErrorSubject::device);
+      for (std::size_t j = 0; j < k; ++j)
+        if (options.devices[j] == d)
+          throw Error(ErrorKind::usage, "device " + std::to_string(d) + " is twice in Options::devices",
+                      "name each device once", ErrorSubject::device);
+    }
+    if (options.device >= 0 && options.device != options.devices[0])
+      throw Error(ErrorKind::usage,
+                  "Options::device is " + std::to_string(options.device) + " and Options::devices starts with " +
+                      std::to_string(options.devices[0]),
+                  "leave Options::device -1 with a device list (the plan is bound to its first device)",
+                  ErrorSubject::device);
+    // Only CUDA plans use the list; without a GPU an automatic plan runs on the CPU.
+    if (backend_available(Backend::cuda)) p.options.device = options.devices[0];
+  }
   p.problem = detail::problem_of(p.request, 0);
   {
     // A CUDA strategy is chosen for the device the plan will run on.
-    detail::ScopedDevice on_device(options.backend == BackendChoice::cpu ? -1 : options.device);
-    p.strategy = &resolve(p.problem, options);
+    detail::ScopedDevice on_device(options.backend == BackendChoice::cpu ? -1 : p.options.device);
+    p.strategy = &resolve(p.problem, p.options);
   }
   p.backend = p.strategy->backend;
 
@@ -209,7 +230,17 @@ Plan::Plan(Request request, const Options& options) : impl_(std::make_unique<Imp
     p.strategy->prepare(p.problem, p.prepared.data());
     a.prepared = a.prepared_host = p.prepared.data();
   }
-  if (p.backend == Backend::cuda) detail::cuda_bind(p);  // edges and prepared data to the device
+  if (p.backend == Backend::cuda) {
+    detail::cuda_bind(p);  // edges and prepared data to the device
+    // CPU and GPU together (src/core/hybrid.cpp): the CPU plan of the same request.
+    if (detail::shares_host_calls(p.request, p.options)) {
+      Options cpu = p.options;
+      cpu.backend = BackendChoice::cpu;
+      cpu.devices.clear();
+      cpu.device = -1;
+      p.cpu_partner = std::make_unique<Plan>(p.request, cpu);
+    }
+  }
 }
 
 Plan::~Plan() = default;
@@ -221,13 +252,24 @@ const Options& Plan::options() const { return impl_->options; }
 const Strategy& Plan::strategy() const { return *impl_->strategy; }
 Backend Plan::backend() const { return impl_->backend; }
 int Plan::device() const { return impl_->device; }
+bool Plan::shares_host_calls() const { return impl_->cpu_partner != nullptr; }
+HostSplit Plan::last_host_split() const {
+  std::lock_guard<std::mutex> lock(impl_->split_mutex);
+  return impl_->last_split;
+}
 
 void Plan::fill_slots(void* slots, const Input& input, bool accumulate) const {
   const detail::Geometry g = detail::geometry_of(impl_->request, input);
-  if (impl_->backend == Backend::cpu) return detail::cpu_fill(*impl_, g, input, slots, accumulate);
+  if (impl_->backend == Backend::cpu) {
+    detail::cpu_fill(*impl_, g, input, slots, accumulate);
+    impl_->record_split(g.items(), 0);
+    return;
+  }
   if (!accumulate) std::memset(slots, 0, impl_->request.output_slots() * 8);
-  if (g.items() == 0) return;
+  if (g.items() == 0) return impl_->record_split(0, 0);
+  if (impl_->cpu_partner) return detail::hybrid_fill(*impl_, g, input, slots);
   detail::cuda_fill(*impl_, g, input, slots);
+  impl_->record_split(0, g.items());
 }
 
 void Plan::fill(std::span<Histogram> hists, const Input& input) const {

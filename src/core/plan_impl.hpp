@@ -70,6 +70,15 @@ struct Plan::Impl {
   // What the strategy's prepare() wrote (CPU plans use it from here).
   std::vector<unsigned char> prepared;
   std::unique_ptr<detail::CudaPlanState, detail::CudaPlanStateDeleter> cuda;
+  // Automatic CUDA plans: the CPU plan that shares host calls (src/core/hybrid.cpp).
+  std::unique_ptr<Plan> cpu_partner;
+  // What the last host call gave each backend (Plan::last_host_split).
+  mutable std::mutex split_mutex;
+  mutable HostSplit last_split;
+  void record_split(std::uint64_t cpu_items, std::uint64_t cuda_items) const {
+    std::lock_guard<std::mutex> lock(split_mutex);
+    last_split = HostSplit{cpu_items, cuda_items};
+  }
 };
 
 }  // namespace levelhist
@@ -106,12 +115,22 @@ std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out
 // into one buffer, `count`ed a buffer at a time (accumulate false the first time).
 using CountItems = std::function<void(const Geometry& g, const Input& input, bool accumulate)>;
 std::uint64_t fill_source_in_chunks(const Plan::Impl& plan, Source& source, void* out, const CountItems& count);
-// Error(input) for a source that ended inside an item: `total` bytes are not a
-// whole number of the request's samples or pixels.
+// The error of a source whose `total` bytes end inside a sample or pixel
+// (every backend's source path says it the same way).
 [[noreturn]] void throw_partial_item(const Request& request, const Source& source, std::uint64_t total);
-// Frees the host path's staging buffers of `device` (256 MiB of pinned and
-// device memory with weights; made again by the next call that needs them).
-// Waits for a call in progress.
+// Items (packed calls) or rows (rows with a pitch) [begin, end) of a call as
+// an Input of its own: a share of the call for another backend or device.
+// part_units: the call's items when packed, else its rows.
+Input part_of(const Request& request, const Geometry& g, const Input& input, std::uint64_t begin, std::uint64_t end);
+inline std::uint64_t part_units(const Geometry& g) { return g.packed() ? g.items() : g.height; }
+// Whether [p, p + bytes) is page-locked host memory (cudaMallocHost,
+// cudaHostAlloc, cudaHostRegister), which the host path copies from without
+// staging; false in a build without CUDA.
+bool host_memory_is_pinned(const void* p, std::size_t bytes);
+// Frees the host path's staging buffers of `device` (by default two pinned
+// chunks of 16 MiB per staging thread and four device chunks, twice that with
+// weights; made again by the next call that needs them). Waits for a call in
+// progress.
 void release_host_path_staging(int device);
 // Test hook (tests/test_gpu_faults.cpp): the `pieces`-th piece the CUDA device
 // path counts from now on, in any plan, fails the way a kernel launch can

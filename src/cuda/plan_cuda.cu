@@ -5,7 +5,9 @@
 // paths; the CUB-style wrappers of cuda.hpp are at the end.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/levelhist.hpp"
+#include "levelhist/source.hpp"
 
 namespace levelhist {
 namespace detail {
@@ -35,53 +38,126 @@ std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // ---- the host path's staging, one set per device ----------------------------------
 
-// Pinned buffers for samples and for weights, two of each so that the CPU
-// packs chunk k+1 while the GPU copies and counts chunk k, and a stream. Made on
-// first use and kept: allocating pinned memory costs milliseconds, far more
-// than counting a few megabytes.
-struct Staging {
-  static constexpr std::size_t kChunkBytes = std::size_t{64} << 20;
-  std::mutex mutex;  // one host-path call at a time per device
-  cudaStream_t stream = nullptr;
-  unsigned char* pinned[2][2] = {};     // [buffer][0 samples, 1 weights]
-  unsigned char* device_in[2][2] = {};
-  cudaEvent_t done[2] = {nullptr, nullptr};
+// The host path's knobs: the bytes of one chunk (each staging buffer holds
+// one) and the threads that stage pageable memory or read a source. The
+// defaults are what docs/PERFORMANCE.md measured; the environment overrides
+// them so that the benchmark can measure others without a rebuild.
+std::uint64_t knob(const char* name, std::uint64_t fallback, std::uint64_t lo, std::uint64_t hi) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (*end != '\0') return fallback;
+  return std::clamp<std::uint64_t>(v, lo, hi);
+}
 
-  // Each piece is made when it is missing, so a call that ran out of memory
-  // half-way leaves what it made, and the next call makes the rest.
-  void ensure(bool weights) {
-    if (!stream) {
-      cudaStream_t s = nullptr;
-      LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      stream = s;
+// LEVELHIST_STAGING_CHUNK_BYTES: 64 KiB .. 1 GiB, a multiple of 256 bytes.
+std::size_t staging_chunk_bytes() {
+  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", std::uint64_t{16} << 20, std::uint64_t{64} << 10,
+                                       std::uint64_t{1} << 30) / 256 * 256);
+}
+// LEVELHIST_STAGING_THREADS: 1 .. 64; by default the cores, at most 8 (eight
+// threads of memcpy or pread already outrun the PCIe copy).
+unsigned staging_threads() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(knob("LEVELHIST_STAGING_THREADS", std::min(8u, cores), 1, 64));
+}
+
+// Device buffers in the ring: the copy of one chunk, the count of another and
+// one of each waiting keep the copy engine and the SMs busy.
+constexpr unsigned kDeviceSlots = 4;
+
+// A pinned host buffer (samples, weights) that one staging thread fills, and
+// the event recorded after the copy that reads it: the thread waits for it
+// before filling the buffer again.
+struct PinnedSlot {
+  unsigned char* host[2] = {};  // [0 samples, 1 weights]
+  cudaEvent_t copied = nullptr;
+};
+
+// A device buffer (samples, weights) of the ring: `filled` is recorded on the
+// copy stream once a chunk is in it (its count waits for that), `free` on the
+// count stream once it is counted (the next copy into it waits for that).
+struct DeviceSlot {
+  unsigned char* device[2] = {};
+  cudaEvent_t filled = nullptr;
+  cudaEvent_t free = nullptr;
+};
+
+// Events order work on the device; `host_waits`: a host thread also waits
+// for this one, and sleeps while it does (blocking sync) instead of spinning
+// on a core that the other staging threads, or a CPU plan counting beside
+// the GPU, could use. A copy takes far longer than the wake-up.
+cudaEvent_t make_event(bool host_waits) {
+  cudaEvent_t e = nullptr;
+  LEVELHIST_CUDA_CHECK(
+      cudaEventCreateWithFlags(&e, cudaEventDisableTiming | (host_waits ? cudaEventBlockingSync : 0u)));
+  return e;
+}
+
+// The host path's buffers and streams on one device. Copies run on one
+// stream and counts on another, so that the copy of chunk k+1 overlaps the
+// count of chunk k; the events of the slots order them. Made on first use and
+// kept: allocating pinned memory costs milliseconds, far more than counting a
+// few megabytes.
+struct Staging {
+  std::mutex mutex;  // one host-path call at a time per device
+  cudaStream_t copy_stream = nullptr;
+  cudaStream_t count_stream = nullptr;
+  std::size_t chunk_bytes = 0;  // of every buffer below
+  std::vector<PinnedSlot> pinned;
+  DeviceSlot device[kDeviceSlots];
+
+  // Makes what a call needs and is missing: `pinned_slots` pinned buffers (0
+  // for a call that copies from the caller's pinned memory), the device ring,
+  // with weight buffers when `weights`. Each piece is made when it is missing,
+  // so a call that ran out of memory half-way leaves what it made, and the
+  // next call makes the rest. A new chunk size frees the old buffers first.
+  void ensure(std::size_t chunk, unsigned pinned_slots, bool weights) {
+    if (chunk != chunk_bytes) {
+      release();
+      chunk_bytes = chunk;
     }
-    for (int k = 0; k < 2; ++k)
-      if (!done[k]) {
-        cudaEvent_t e = nullptr;
-        LEVELHIST_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-        done[k] = e;
-      }
-    for (int which = 0; which <= (weights ? 1 : 0); ++which)
-      for (int k = 0; k < 2; ++k) {
-        if (!pinned[k][which])
-          pinned[k][which] = static_cast<unsigned char*>(
-              cuda_detail::pinned_alloc(kChunkBytes, "a staging buffer of the host path"));
-        if (!device_in[k][which])
-          device_in[k][which] = static_cast<unsigned char*>(
-              cuda_detail::device_alloc(kChunkBytes, "a staging buffer of the host path"));
-      }
+    for (cudaStream_t* s : {&copy_stream, &count_stream})
+      if (!*s) LEVELHIST_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+    const int buffers = weights ? 2 : 1;
+    for (DeviceSlot& d : device) {
+      if (!d.filled) d.filled = make_event(false);
+      if (!d.free) d.free = make_event(false);
+      for (int which = 0; which < buffers; ++which)
+        if (!d.device[which])
+          d.device[which] = static_cast<unsigned char*>(
+              cuda_detail::device_alloc(chunk, "a staging buffer of the host path"));
+    }
+    if (pinned.size() < pinned_slots) pinned.resize(pinned_slots);
+    for (unsigned k = 0; k < pinned_slots; ++k) {
+      PinnedSlot& p = pinned[k];
+      if (!p.copied) p.copied = make_event(true);
+      for (int which = 0; which < buffers; ++which)
+        if (!p.host[which])
+          p.host[which] = static_cast<unsigned char*>(
+              cuda_detail::pinned_alloc(chunk, "a staging buffer of the host path"));
+    }
   }
 
   // Frees the buffers (the caller holds `mutex`); the next call makes them
-  // again. The stream and the events stay: they hold next to no memory.
+  // again. The streams and the events stay: they hold next to no memory.
   void release() {
-    if (stream) cudaStreamSynchronize(stream);
-    for (auto& buffer : pinned)
-      for (unsigned char*& p : buffer)
-        if (p) cudaFreeHost(std::exchange(p, nullptr));
-    for (auto& buffer : device_in)
-      for (unsigned char*& p : buffer)
-        if (p) cudaFree(std::exchange(p, nullptr));
+    drain();
+    for (PinnedSlot& p : pinned)
+      for (unsigned char*& h : p.host)
+        if (h) cudaFreeHost(std::exchange(h, nullptr));
+    for (DeviceSlot& d : device)
+      for (unsigned char*& b : d.device)
+        if (b) cudaFree(std::exchange(b, nullptr));
+    cudaGetLastError();
+  }
+
+  // Waits for everything queued on both streams. Best effort: after a sticky
+  // error (the context is lost) these calls fail too.
+  void drain() {
+    if (copy_stream) cudaStreamSynchronize(copy_stream);
+    if (count_stream) cudaStreamSynchronize(count_stream);
     cudaGetLastError();
   }
 };
@@ -95,15 +171,14 @@ Staging& staging_of(int device) {
   return *s;
 }
 
-// Copies host memory into a pinned staging buffer with several threads: one
-// thread's memcpy from a freshly mapped file (page faults included) runs at a
-// few GB/s, far below the ~50 GB/s the PCIe copy that follows can take.
-// fork_join runs the parts a thread cannot be started for on the calling
-// thread, so running out of threads slows the copy down instead of failing it.
-void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+// Copies host memory with `threads` threads: one thread's memcpy from a
+// freshly mapped file (page faults included) runs at a few GB/s, far below
+// the ~50 GB/s the PCIe copy that follows can take. fork_join runs the parts
+// a thread cannot be started for on the calling thread, so running out of
+// threads slows the copy down instead of failing it.
+void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes, unsigned threads) {
   constexpr std::size_t kBytesPerThread = std::size_t{4} << 20;
-  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
-      std::max(1u, std::min(8u, std::thread::hardware_concurrency())), bytes / kBytesPerThread + 1));
+  threads = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, threads), bytes / kBytesPerThread + 1));
   if (threads <= 1) {
     std::memcpy(dst, src, bytes);
     return;
@@ -112,15 +187,6 @@ void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t byt
     const std::size_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
     std::memcpy(dst + begin, src + begin, end - begin);
   });
-}
-
-// After an error part-way through a call, the call's copies and kernels may
-// still be in its stream, reading the pinned buffers and writing the plan's
-// output: wait for them before another call can touch those buffers. Best
-// effort: after a sticky error (the context is lost) these calls fail too.
-void settle_after_error(cudaStream_t stream) {
-  if (stream) cudaStreamSynchronize(stream);
-  cudaGetLastError();
 }
 
 // The test hook inject_cuda_fault_after: pieces left before the injected failure (0: none armed).
@@ -153,6 +219,10 @@ struct CudaPlanState {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   void* out = nullptr;
+  // Options::devices: a plan of the same request on each device after the
+  // first, each with its own memory, staging and stream; host calls are
+  // shared among this plan and them.
+  std::vector<std::unique_ptr<Plan>> replicas;
 };
 
 ScopedDevice::ScopedDevice(int device) {
@@ -227,6 +297,14 @@ void cuda_bind(Plan::Impl& plan) {
   plan.base.indexer = plan.base.axes.indexers[0];
   plan.base.prepared = plan.prepared.empty() ? nullptr : state->plan_memory + edge_bytes;
   plan.base.prepared_host = plan.prepared.empty() ? nullptr : plan.prepared.data();
+  // The other devices of Options::devices (validated by the Plan): one plan each.
+  for (std::size_t k = 1; k < plan.options.devices.size(); ++k) {
+    Options one = plan.options;
+    one.devices.clear();
+    one.device = plan.options.devices[k];
+    one.backend = BackendChoice::cuda;
+    state->replicas.push_back(std::make_unique<Plan>(plan.request, one));
+  }
   plan.cuda = std::move(state);
 }
 
@@ -379,7 +457,7 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
   } catch (...) {
     // A strategy that failed between its kernels may have left the workspace
     // dirty; clearing it (in stream order, after whatever did run) keeps the
-    // promise that every call finds it zero. Best effort, as in settle_after_error.
+    // promise that every call finds it zero. Best effort, as in Staging::drain.
     if (d_workspace && workspace_bytes)
       cudaMemsetAsync(d_workspace, 0, workspace_bytes, static_cast<cudaStream_t>(stream));
     cudaGetLastError();
@@ -461,14 +539,10 @@ void cuda_fill_whole(const Plan::Impl& plan, const Geometry& g, const Input& inp
 
 namespace {
 
-// cuda_fill's work, with the staging and the plan's host state locked.
-void fill_through_staging(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out, Staging& st,
-                          CudaPlanState& state) {
-  const bool weighted = g.weight_bytes != 0;
-  st.ensure(weighted);
-  const std::uint64_t chunk_items = std::max<std::uint64_t>(
-      1, Staging::kChunkBytes / std::max<std::size_t>(g.item_bytes(), weighted ? g.weight_bytes : 1));
-  const std::size_t ws_bytes = std::max<std::size_t>(cuda_workspace_bytes(plan, chunk_items * g.channels), 256);
+// The plan's workspace and device output for host calls whose pieces hold up
+// to `piece_samples` samples (the caller holds state.host_mutex).
+void ensure_host_call_memory(const Plan::Impl& plan, CudaPlanState& state, std::uint64_t piece_samples) {
+  const std::size_t ws_bytes = std::max<std::size_t>(cuda_workspace_bytes(plan, piece_samples), 256);
   if (ws_bytes > state.workspace_bytes) {
     // The old workspace goes first (it is smaller), and the state says "none"
     // until the new one is zeroed, so a failure here leaves a plan whose next
@@ -479,48 +553,88 @@ void fill_through_staging(const Plan::Impl& plan, const Geometry& g, const Input
     LEVELHIST_CUDA_CHECK(cudaMemset(state.workspace, 0, ws_bytes));  // zeroed once: calls leave it zero
     state.workspace_bytes = ws_bytes;
   }
-  const std::size_t out_bytes = plan.request.output_slots() * 8;
-  if (!state.out) state.out = cuda_detail::device_alloc(out_bytes, "the plan's device histograms for host memory");
-  const auto* src = static_cast<const unsigned char*>(input.samples);
-  const auto* wsrc = static_cast<const unsigned char*>(input.weights);
-  Geometry packed = g;
-  packed.height = 1;
-  int k = 0;
-  bool first = true;
-  for (std::uint64_t done = 0; done < g.items(); done += chunk_items, k ^= 1) {
-    const std::uint64_t count = std::min(chunk_items, g.items() - done);
-    LEVELHIST_CUDA_CHECK(cudaEventSynchronize(st.done[k]));
-    // Gather the chunk's items row piece by row piece (one copy when rows are packed).
-    unsigned char* dst = st.pinned[k][0];
-    for (std::uint64_t item = done; item < done + count;) {
-      const std::uint64_t row = item / g.width, x = item % g.width;
-      const std::uint64_t run = g.packed() ? done + count - item : std::min(g.width - x, done + count - item);
-      parallel_copy(dst, src + row * g.pitch + x * g.item_bytes(), run * g.item_bytes());
-      dst += run * g.item_bytes();
-      item += run;
-    }
-    const cudaStream_t stream = st.stream;
-    LEVELHIST_CUDA_CHECK(
-        cudaMemcpyAsync(st.device_in[k][0], st.pinned[k][0], count * g.item_bytes(), cudaMemcpyHostToDevice, stream));
-    if (weighted) {
-      parallel_copy(st.pinned[k][1], wsrc + done * g.weight_bytes, count * g.weight_bytes);
-      LEVELHIST_CUDA_CHECK(
-          cudaMemcpyAsync(st.device_in[k][1], st.pinned[k][1], count * g.weight_bytes, cudaMemcpyHostToDevice, stream));
-    }
-    packed.width = count;
-    packed.pitch = count * g.item_bytes();
-    Input piece;
-    piece.samples = st.device_in[k][0];
-    piece.weights = weighted ? st.device_in[k][1] : nullptr;
-    cuda_run(plan, packed, piece, state.out, /*accumulate=*/!first, state.workspace, state.workspace_bytes, stream);
-    first = false;
-    LEVELHIST_CUDA_CHECK(cudaEventRecord(st.done[k], stream));
+  if (!state.out)
+    state.out = cuda_detail::device_alloc(plan.request.output_slots() * 8, "the plan's device histograms for host memory");
+}
+
+// One host-path call on one device. Chunks of whole items, packed, go from
+// pinned host memory into the device ring (copy stream) and are counted from
+// there into the plan's device output (count stream): the copy of one chunk
+// overlaps the count of the one before. Several staging threads may enqueue
+// at once; the ring's events keep each device buffer's copy after the count
+// that last read it, and each count after its copy.
+class ChunkPipeline {
+ public:
+  ChunkPipeline(const Plan::Impl& plan, const Geometry& g, Staging& st, CudaPlanState& state)
+      : plan_(plan), g_(g), st_(st), state_(state) {}
+
+  // Items per chunk: a chunk's samples, and its weights, each fit one buffer.
+  static std::uint64_t chunk_items(const Geometry& g, std::size_t chunk_bytes) {
+    return std::max<std::uint64_t>(1, chunk_bytes / std::max<std::size_t>(g.item_bytes(), g.weight_bytes));
   }
-  std::vector<unsigned char> result(out_bytes);
-  LEVELHIST_CUDA_CHECK(cudaMemcpyAsync(result.data(), state.out, out_bytes, cudaMemcpyDeviceToHost, st.stream));
-  LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(st.stream));
+
+  // Makes the buffers (`pinned_slots` staging buffers; 0 when the caller's
+  // memory is pinned) and clears the plan's output: every chunk adds to it.
+  void start(std::size_t chunk_bytes, unsigned pinned_slots) {
+    st_.ensure(chunk_bytes, pinned_slots, g_.weight_bytes != 0);
+    ensure_host_call_memory(plan_, state_, chunk_items(g_, chunk_bytes) * g_.channels);
+    LEVELHIST_CUDA_CHECK(
+        cudaMemsetAsync(state_.out, 0, plan_.request.output_slots() * 8, st_.count_stream));
+  }
+
+  // Queues the copy of `items` packed items at `samples` (and their weights)
+  // from pinned host memory into the next device buffer, then their count.
+  // `copied`, when given, is recorded once the copy has read the host memory,
+  // so the caller knows when it may fill that memory again.
+  void enqueue(const unsigned char* samples, const unsigned char* weights, std::uint64_t items, cudaEvent_t copied) {
+    if (items == 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceSlot& d = st_.device[next_slot_++ % kDeviceSlots];
+    const cudaStream_t copy_stream = st_.copy_stream, count_stream = st_.count_stream;
+    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, d.free, 0));
+    LEVELHIST_CUDA_CHECK(
+        cudaMemcpyAsync(d.device[0], samples, items * g_.item_bytes(), cudaMemcpyHostToDevice, copy_stream));
+    if (weights)
+      LEVELHIST_CUDA_CHECK(
+          cudaMemcpyAsync(d.device[1], weights, items * g_.weight_bytes, cudaMemcpyHostToDevice, copy_stream));
+    if (copied) LEVELHIST_CUDA_CHECK(cudaEventRecord(copied, copy_stream));
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.filled, copy_stream));
+    LEVELHIST_CUDA_CHECK(cudaStreamWaitEvent(count_stream, d.filled, 0));
+    Geometry packed = g_;
+    packed.width = items;
+    packed.height = 1;
+    packed.pitch = items * g_.item_bytes();
+    Input piece;
+    piece.samples = d.device[0];
+    piece.weights = weights ? d.device[1] : nullptr;
+    cuda_run(plan_, packed, piece, state_.out, /*accumulate=*/true, state_.workspace, state_.workspace_bytes,
+             count_stream);
+    LEVELHIST_CUDA_CHECK(cudaEventRecord(d.free, count_stream));
+  }
+
+  // Waits for every chunk and returns the counts (or sums), output_slots()
+  // values of 8 bytes.
+  std::vector<unsigned char> finish() {
+    std::vector<unsigned char> result(plan_.request.output_slots() * 8);
+    LEVELHIST_CUDA_CHECK(
+        cudaMemcpyAsync(result.data(), state_.out, result.size(), cudaMemcpyDeviceToHost, st_.count_stream));
+    LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(st_.count_stream));
+    return result;
+  }
+
+ private:
+  const Plan::Impl& plan_;
+  const Geometry g_;
+  Staging& st_;
+  CudaPlanState& state_;
+  std::mutex mutex_;
+  unsigned next_slot_ = 0;
+};
+
+// Adds output_slots() values (u64 counts, or double sums) into `host_out`.
+void add_result(const Plan::Impl& plan, const std::vector<unsigned char>& result, void* host_out) {
   const std::uint64_t values = plan.request.output_slots();
-  if (weighted) {
+  if (plan.request.is_weighted()) {
     auto* out = static_cast<double*>(host_out);
     const auto* got = reinterpret_cast<const double*>(result.data());
     for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
@@ -531,41 +645,308 @@ void fill_through_staging(const Plan::Impl& plan, const Geometry& g, const Input
   }
 }
 
-}  // namespace
+// Runs `lane(index)` for lanes 0 .. lanes-1, lane 0 on the calling thread,
+// each on the plan's device (the current device is per thread). The first
+// lane to fail sets `stop`, so the others stop taking chunks; every lane is
+// joined before the first error is rethrown.
+template <class Lane>
+void run_lanes(int device, unsigned lanes, std::atomic<bool>& stop, const Lane& lane) {
+  cpu_parallel_detail::fork_join(lanes, [&](unsigned index) {
+    try {
+      DeviceGuard guard(device);
+      lane(index);
+    } catch (...) {
+      stop.store(true, std::memory_order_relaxed);
+      throw;
+    }
+  });
+}
 
-// The host path: chunks of whole items, gathered (rows with a pitch packed)
-// into pinned buffers, copied to the device and counted by the device path
-// into the plan's device output; added into `host_out` at the end, so a call
-// that fails adds nothing. After a failure the stream is drained (nothing of
-// the call is left running), the workspace zero (cuda_run) and the plan's
-// output rewritten by the next call's first chunk: the next call starts clean.
-void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+// The staging of pageable host memory: `lanes` threads, each with two pinned
+// buffers of its own, take the call's chunks in turn; each gathers its chunk
+// (rows with a pitch packed) into one buffer while the copy of its other one
+// runs, and queues the chunk. Fewer chunks than threads: each lane copies with
+// several threads.
+void stage_host_memory(const Plan::Impl& plan, const Geometry& g, const Input& input, ChunkPipeline& pipeline,
+                       Staging& st, std::uint64_t chunk_items, unsigned threads, unsigned lanes) {
+  const std::uint64_t items = g.items();
+  const std::uint64_t chunks = (items + chunk_items - 1) / chunk_items;
+  const unsigned copy_threads = std::max(1u, threads / lanes);
+  const auto* src = static_cast<const unsigned char*>(input.samples);
+  const auto* wsrc = static_cast<const unsigned char*>(input.weights);
+  std::atomic<std::uint64_t> next_chunk{0};
+  std::atomic<bool> stop{false};
+  run_lanes(plan.device, lanes, stop, [&](unsigned lane) {
+    for (unsigned use = 0; !stop.load(std::memory_order_relaxed); ++use) {
+      const std::uint64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) break;
+      PinnedSlot& slot = st.pinned[2 * lane + use % 2];
+      LEVELHIST_CUDA_CHECK(cudaEventSynchronize(slot.copied));  // its last copy has read it
+      const std::uint64_t begin = c * chunk_items, count = std::min(chunk_items, items - begin);
+      unsigned char* dst = slot.host[0];
+      for (std::uint64_t item = begin; item < begin + count;) {
+        const std::uint64_t row = item / g.width, x = item % g.width;
+        const std::uint64_t run = g.packed() ? begin + count - item : std::min(g.width - x, begin + count - item);
+        parallel_copy(dst, src + row * g.pitch + x * g.item_bytes(), run * g.item_bytes(), copy_threads);
+        dst += run * g.item_bytes();
+        item += run;
+      }
+      if (wsrc) parallel_copy(slot.host[1], wsrc + begin * g.weight_bytes, count * g.weight_bytes, copy_threads);
+      pipeline.enqueue(slot.host[0], wsrc ? slot.host[1] : nullptr, count, slot.copied);
+    }
+  });
+}
+
+// Whether [p, p + bytes) is page-locked host memory (cudaMallocHost,
+// cudaHostAlloc or cudaHostRegister): its first and last bytes are. A range
+// that spans several registrations with a gap between them passes too; the
+// copy is still right (the driver stages pageable memory itself), only slower.
+bool pinned_range(const void* p, std::size_t bytes) {
+  if (!p || bytes == 0) return false;
+  for (const void* q : {p, static_cast<const void*>(static_cast<const unsigned char*>(p) + bytes - 1)}) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, q) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
+// One device's host-path call, with the staging and the plan's host state
+// locked: from pinned memory the chunks are copied straight from it; anything
+// else is staged.
+void fill_on_device(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
   DeviceGuard guard(plan.device);
-  if (plan.request.is_batch() || plan.request.is_nd() || needs_bound(plan))
-    return cuda_fill_whole(plan, g, input, host_out);
   Staging& st = staging_of(plan.device);
   CudaPlanState& state = *plan.cuda;
   std::lock_guard<std::mutex> lock_staging(st.mutex);
   std::lock_guard<std::mutex> lock_plan(state.host_mutex);
   try {
-    fill_through_staging(plan, g, input, host_out, st, state);
+    const std::size_t chunk_bytes = staging_chunk_bytes();
+    const std::uint64_t chunk_items = ChunkPipeline::chunk_items(g, chunk_bytes);
+    ChunkPipeline pipeline(plan, g, st, state);
+    const bool weighted = g.weight_bytes != 0;
+    const bool direct = g.packed() && pinned_range(input.samples, g.items() * g.item_bytes()) &&
+                        (!weighted || pinned_range(input.weights, g.items() * g.weight_bytes));
+    if (direct) {
+      pipeline.start(chunk_bytes, 0);
+      const auto* src = static_cast<const unsigned char*>(input.samples);
+      const auto* wsrc = static_cast<const unsigned char*>(input.weights);
+      for (std::uint64_t begin = 0; begin < g.items(); begin += chunk_items)
+        pipeline.enqueue(src + begin * g.item_bytes(), wsrc ? wsrc + begin * g.weight_bytes : nullptr,
+                         std::min(chunk_items, g.items() - begin), nullptr);
+    } else {
+      const std::uint64_t chunks = (g.items() + chunk_items - 1) / chunk_items;
+      const unsigned threads = staging_threads();
+      const unsigned lanes = static_cast<unsigned>(std::min<std::uint64_t>(threads, chunks));
+      pipeline.start(chunk_bytes, 2 * lanes);  // two pinned buffers a lane
+      stage_host_memory(plan, g, input, pipeline, st, chunk_items, threads, lanes);
+    }
+    add_result(plan, pipeline.finish(), host_out);
   } catch (...) {
-    settle_after_error(st.stream);
+    // Nothing of the call may still read a pinned buffer or write the plan's
+    // output when the next call starts.
+    st.drain();
     throw;
   }
 }
 
-// A Source on a CUDA plan: for now read into host memory a buffer at a time
-// and counted by the host path.
-std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out) {
-  bool cleared = false;
-  return fill_source_in_chunks(plan, source, out, [&](const Geometry& g, const Input& input, bool accumulate) {
-    if (!accumulate && !cleared) {
-      std::memset(out, 0, plan.request.output_slots() * 8);
-      cleared = true;
-    }
-    cuda_fill(plan, g, input, out);
+// Options::devices: the call's items (rows, for rows with a pitch) shared
+// equally among the plan's device and its replicas, each counted by its own
+// staging and streams on a thread of its own, the partial results added once
+// all are done (exact: integer counts; sums in double in an order that
+// depends on the split, as the weighted histograms document).
+void fill_on_devices(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+  const auto& replicas = plan.cuda->replicas;
+  const unsigned devices = static_cast<unsigned>(replicas.size() + 1);
+  const std::uint64_t units = part_units(g);
+  // Each device's counts (or sums): output_slots() values of 8 bytes, zero.
+  std::vector<std::vector<unsigned char>> partial(devices, std::vector<unsigned char>(plan.request.output_slots() * 8));
+  cpu_parallel_detail::fork_join(devices, [&](unsigned k) {
+    const std::uint64_t begin = units * k / devices, end = units * (k + 1) / devices;
+    if (begin == end) return;
+    const Input part = part_of(plan.request, g, input, begin, end);
+    if (k == 0) fill_on_device(plan, geometry_of(plan.request, part), part, partial[0].data());
+    else replicas[k - 1]->fill_slots(partial[k].data(), part, /*accumulate=*/false);
   });
+  for (const auto& p : partial) add_result(plan, p, host_out);
+}
+
+}  // namespace
+
+bool host_memory_is_pinned(const void* p, std::size_t bytes) { return pinned_range(p, bytes); }
+
+// The host path: chunks of whole items, copied from the caller's pinned
+// memory or gathered (rows with a pitch packed) into pinned buffers, copied
+// to the device and counted by the device path into the plan's device output;
+// added into `host_out` at the end, so a call that fails adds nothing. After a
+// failure both streams are drained (nothing of the call is left running), the
+// workspace is zero (cuda_run) and the plan's output is cleared by the next
+// call: the next call starts clean.
+void cuda_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
+  DeviceGuard guard(plan.device);
+  if (plan.request.is_batch() || plan.request.is_nd() || needs_bound(plan))
+    return cuda_fill_whole(plan, g, input, host_out);
+  if (g.items() == 0) return;
+  if (!plan.cuda->replicas.empty()) return fill_on_devices(plan, g, input, host_out);
+  fill_on_device(plan, g, input, host_out);
+}
+
+namespace {
+
+// A byte range [begin, begin + bytes) of a positional source, as a source of
+// its own: one device's share of a file.
+class SourceRange : public Source {
+ public:
+  SourceRange(Source& whole, std::uint64_t begin, std::uint64_t bytes) : whole_(whole), begin_(begin), bytes_(bytes) {}
+  std::string name() const override { return whole_.name(); }
+  std::size_t read(void* dst, std::size_t bytes) override {
+    const std::size_t got = read_at(dst, bytes, pos_);
+    pos_ += got;
+    return got;
+  }
+  std::optional<std::uint64_t> remaining() const override { return bytes_ - std::min(pos_, bytes_); }
+  bool positional() const override { return true; }
+  std::size_t read_at(void* dst, std::size_t bytes, std::uint64_t offset) override {
+    if (offset >= bytes_) return 0;
+    return whole_.read_at(dst, static_cast<std::size_t>(std::min<std::uint64_t>(bytes, bytes_ - offset)), begin_ + offset);
+  }
+
+ private:
+  Source& whole_;
+  std::uint64_t begin_, bytes_, pos_ = 0;
+};
+
+// What one device's share of a source gave: its counts, the bytes read, and
+// the bytes after its last whole item (not counted).
+struct SourceShare {
+  std::vector<unsigned char> result;
+  std::uint64_t bytes = 0;
+  std::uint64_t partial = 0;
+};
+
+// Reads a source straight into the pinned staging buffers and counts it on
+// the plan's device. A positional source with a known length is read by
+// several threads, each at the offsets of the chunks it takes and into its
+// own two buffers; any other in order by the calling thread, which fills one
+// buffer while the copy of the other runs. Does not call consumed().
+SourceShare source_on_device(const Plan::Impl& plan, Source& source) {
+  DeviceGuard guard(plan.device);
+  const Request& r = plan.request;
+  Geometry g;
+  g.channels = r.layout.channels;
+  g.sample_bytes = sample_size(r.type);
+  Staging& st = staging_of(plan.device);
+  CudaPlanState& state = *plan.cuda;
+  std::lock_guard<std::mutex> lock_staging(st.mutex);
+  std::lock_guard<std::mutex> lock_plan(state.host_mutex);
+  SourceShare share;
+  try {
+    const std::size_t item = g.item_bytes();
+    const std::size_t chunk_bytes = staging_chunk_bytes();
+    const std::uint64_t chunk_items = ChunkPipeline::chunk_items(g, chunk_bytes);
+    const std::size_t chunk_read = chunk_items * item;  // whole items: only the end can cut one
+    ChunkPipeline pipeline(plan, g, st, state);
+    const std::optional<std::uint64_t> length = source.positional() ? source.remaining() : std::nullopt;
+    if (length) {
+      const std::uint64_t chunks = (*length + chunk_read - 1) / chunk_read;
+      const unsigned lanes = static_cast<unsigned>(std::clamp<std::uint64_t>(chunks, 1, staging_threads()));
+      pipeline.start(chunk_bytes, 2 * lanes);
+      std::atomic<std::uint64_t> next_chunk{0}, bytes_read{0}, partial{0};
+      std::atomic<bool> stop{false};
+      run_lanes(plan.device, lanes, stop, [&](unsigned lane) {
+        for (unsigned use = 0; !stop.load(std::memory_order_relaxed); ++use) {
+          const std::uint64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
+          if (c >= chunks) break;
+          PinnedSlot& slot = st.pinned[2 * lane + use % 2];
+          LEVELHIST_CUDA_CHECK(cudaEventSynchronize(slot.copied));
+          const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_read, *length - c * chunk_read));
+          const std::size_t got = source.read_at(slot.host[0], want, c * chunk_read);
+          bytes_read.fetch_add(got, std::memory_order_relaxed);
+          partial.fetch_add(got % item, std::memory_order_relaxed);
+          pipeline.enqueue(slot.host[0], nullptr, got / item, slot.copied);
+        }
+      });
+      share.bytes = bytes_read.load();
+      share.partial = partial.load();
+    } else {
+      pipeline.start(chunk_bytes, 2);
+      for (unsigned use = 0;; ++use) {
+        PinnedSlot& slot = st.pinned[use % 2];
+        LEVELHIST_CUDA_CHECK(cudaEventSynchronize(slot.copied));
+        std::size_t have = 0;
+        bool end = false;
+        while (have < chunk_read && !end) {
+          const std::size_t got = source.read(slot.host[0] + have, chunk_read - have);
+          end = got == 0;
+          have += got;
+        }
+        share.bytes += have;
+        pipeline.enqueue(slot.host[0], nullptr, have / item, slot.copied);
+        if (end) {
+          share.partial = have % item;
+          break;
+        }
+      }
+    }
+    share.result = pipeline.finish();
+  } catch (...) {
+    st.drain();
+    throw;
+  }
+  return share;
+}
+
+}  // namespace
+
+// A Source on a CUDA plan: read into the pinned staging buffers (no copy in
+// between), copied and counted as it comes; with Options::devices, a
+// positional source's bytes are shared among the devices. Data that ends
+// inside an item is an input error, and nothing is counted then.
+std::uint64_t cuda_fill_source(const Plan::Impl& plan, Source& source, void* out) {
+  const Request& r = plan.request;
+  const std::size_t item = r.layout.channels * sample_size(r.type);
+  const auto& replicas = plan.cuda->replicas;
+  const std::optional<std::uint64_t> length = source.positional() ? source.remaining() : std::nullopt;
+  std::vector<SourceShare> shares;
+  if (replicas.empty() || !length) {
+    shares.push_back(source_on_device(plan, source));
+  } else {
+    const unsigned devices = static_cast<unsigned>(replicas.size() + 1);
+    const std::uint64_t items = *length / item;
+    shares.resize(devices);
+    cpu_parallel_detail::fork_join(devices, [&](unsigned k) {
+      // Whole items each. The last range, which also holds the bytes after
+      // the last whole item, is this plan's own (range devices - 1): its
+      // source_on_device reports such bytes instead of throwing, so that the
+      // error below names the whole source's length.
+      const std::uint64_t j = (k + devices - 1) % devices;
+      const std::uint64_t begin = items * j / devices * item;
+      const std::uint64_t end = j + 1 == devices ? *length : items * (j + 1) / devices * item;
+      SourceRange range(source, begin, end - begin);
+      if (k == 0) {
+        shares[0] = source_on_device(plan, range);
+      } else {
+        // The replica's own Source path reads the range; its counts come back as slots.
+        std::vector<std::uint64_t> counts(r.output_slots(), 0);
+        shares[k].bytes = replicas[k - 1]->fill_slots(counts.data(), range, /*accumulate=*/false);
+        shares[k].result.resize(counts.size() * 8);
+        std::memcpy(shares[k].result.data(), counts.data(), shares[k].result.size());
+      }
+    });
+  }
+  std::uint64_t total = 0, partial = 0;
+  for (const SourceShare& s : shares) {
+    total += s.bytes;
+    partial += s.partial;
+  }
+  if (partial != 0 || total % item != 0) throw_partial_item(r, source, total);
+  std::memset(out, 0, r.output_slots() * 8);
+  for (const SourceShare& s : shares) add_result(plan, s.result, out);
+  if (source.positional()) source.consumed(total);
+  return total;
 }
 
 }  // namespace detail
