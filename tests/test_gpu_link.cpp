@@ -485,7 +485,8 @@ std::uint64_t fill_from_pipe(const Plan& plan, std::vector<std::uint64_t>& out, 
 TEST(GpuLink, SourcesOnACudaPlanEqualMemory) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
-  const Request r = Request::pixels(SampleType::u16, 2, 0b11, Binning::even(100, 0, 65536));
+  // 8-bit RGBA, three channels counted: what the CUDA pixel strategy takes.
+  const Request r = Request::pixels(SampleType::u8, 4, 0b0111, Binning::per_value(SampleType::u8));
   Options all = on_cuda();
   for (int d = 0; d < cuda::device_count(); ++d) all.devices.push_back(d);
   const Plan plan(r, on_cuda()), every(r, all), reference(r, cpu_reference());

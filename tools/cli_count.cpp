@@ -60,7 +60,9 @@ const char* const kCountHelp =
     "  --sparse          with --type u32, i32, u64 or i64: one (value, count) pair per\n"
     "                    value that occurs, by value (sort + reduce_by_key); no bins\n"
     "Running:\n"
-    "  --backend B       auto (default: CUDA when a GPU is present), cpu or cuda\n"
+    "  --backend B       auto (default), cpu or cuda; auto counts plain samples and\n"
+    "                    pixels on the CPU (faster than a file or pipe is read),\n"
+    "                    weights and --columns on a GPU when one is present\n"
     "  --strategy NAME   a strategy from 'levelhist list', or auto (default)\n"
     "  --threads N       CPU worker threads; 0 (default) = all cores\n"
     "  --devices D       CUDA devices that share the counting: all, or a list\n"
@@ -1071,6 +1073,16 @@ int run_count(const std::vector<std::string>& args) {
   // backend that cannot take the request fails) before a sample is read.
   Request request = weighted ? Request::weighted(type, weight_type, *binning)
                              : Request::pixels(type, channels, active, *binning);
+  // What `count` reads is files and pipes, and there the read is the limit:
+  // on the H100 machine pread of a page-cached file gives 25.6 GB/s and a pipe
+  // 1.9, while the CPU counts 49.9 GB/s; the GPU only adds a CUDA context and
+  // pinned buffers to the run (a 1 GiB file: 21.4 GB/s counted on the CPU,
+  // 2.7 with the GPU; docs/BENCHMARKS.md, "Host data to the GPU"). So auto
+  // counts plain samples and pixels on the CPU; --backend cuda (or a CUDA
+  // --strategy) takes the GPU path.
+  if (!weighted && run.library.backend == BackendChoice::automatic && run.library.strategy == "auto" &&
+      run.library.devices.empty())
+    run.library.backend = BackendChoice::cpu;
   const Plan plan = make_plan(request, run.library);
   const std::string strategy = plan.strategy().name;
   auto fill = [&](auto& hists, const levelhist::Input& in) { call_with_fix([&] { plan.fill(hists, in); }); };

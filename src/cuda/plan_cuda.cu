@@ -52,8 +52,11 @@ std::uint64_t knob(const char* name, std::uint64_t fallback, std::uint64_t lo, s
 }
 
 // LEVELHIST_STAGING_CHUNK_BYTES: 64 KiB .. 1 GiB, a multiple of 256 bytes.
+// 4 MiB by default: on an H100 host (16 cores, 1 GiB pageable, 8 threads)
+// 4 MiB chunks staged at 45.5 GB/s, 16 MiB at 31.0 and 64 MiB at 26.6, the
+// smaller chunks' memcpy staying in the cores' caches (docs/BENCHMARKS.md).
 std::size_t staging_chunk_bytes() {
-  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", std::uint64_t{16} << 20, std::uint64_t{64} << 10,
+  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", std::uint64_t{4} << 20, std::uint64_t{64} << 10,
                                        std::uint64_t{1} << 30) / 256 * 256);
 }
 // LEVELHIST_STAGING_THREADS: 1 .. 64; by default the cores, at most 8 (eight
