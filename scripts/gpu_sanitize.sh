@@ -96,6 +96,12 @@ for tool in $tools; do
   passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$out/$tool.tests.log" | grep -Eo '[0-9]+$')
   failed=$(grep -Eo '^\[  FAILED  \] [0-9]+ tests?, listed' "$out/$tool.tests.log" | grep -Eo '[0-9]+' | head -1)
   skipped=$(grep -Eo '^\[  SKIPPED \] [0-9]+' "$out/$tool.tests.log" | grep -Eo '[0-9]+$')
+  # racecheck (with --racecheck-report all) ends with "RACECHECK SUMMARY: N
+  # hazards displayed (E errors, W warnings)" and no ERROR SUMMARY line.
+  if [ -z "$errors" ]; then
+    errors=$(grep -Eo 'RACECHECK SUMMARY: .*\(([0-9]+) errors' "$out/$tool.log" 2>/dev/null | tail -1 |
+      grep -Eo '\(([0-9]+) errors' | grep -Eo '[0-9]+')
+  fi
   note=""
   if [ "$rc" = 124 ]; then note="TIMED OUT after ${timeout_s}s"; fi
   if [ -z "$errors" ]; then errors="?"; note="${note:-no ERROR SUMMARY: the tool did not finish (exit $rc)}"; fi
@@ -117,7 +123,7 @@ done
 
 # The first reports of each tool that found something, to start from.
 for tool in $tools; do
-  if grep -qE 'ERROR SUMMARY: [1-9]' "$out/$tool.log" 2>/dev/null; then
+  if grep -qE 'ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: .*\([1-9][0-9]* errors' "$out/$tool.log" 2>/dev/null; then
     echo
     echo "== $tool: the first reports ($out/$tool.log has them all)"
     grep -E '^=========  *(Invalid|Error|Race|Barrier|Uninitialized|Program hit|Warning|.*[Hh]azard|Malformed|Address|at |by thread)' \

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 #include "levelhist/bin_index.hpp"
 #include "levelhist/error.hpp"
@@ -10,11 +10,14 @@
 namespace levelhist {
 namespace {
 
+// 17 significant digits, as "%.17g" (what an ostream with precision 17 prints):
+// snprintf rather than an ostream, whose double formatting crashed inside the
+// Python module on the H100 machine (basic_ostream::_M_insert<double>, from
+// the error message of a range too narrow for its bins).
 std::string number(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
+  char text[32];
+  const int n = std::snprintf(text, sizeof text, "%.17g", v);
+  return std::string(text, n > 0 ? static_cast<std::size_t>(n) : 0);
 }
 
 const char* const kBinCountFix = "ask for 1 to 2^28 bins";
