@@ -619,6 +619,16 @@ void check_npy_layout(const NpyHeaders& headers, const InputSet& inputs, unsigne
   }
 }
 
+// A .npy stream (a pipe: its size unknown up front) must end exactly where
+// its shape says: `seen` elements came after the header.
+void check_npy_elements(const Input& input, const npy::Header& h, std::uint64_t seen) {
+  if (seen != h.count)
+    input_error(input.label + " holds " + std::to_string(seen) + " elements after its NumPy header where the " +
+                    "shape " + h.shape_text() + " says " + std::to_string(h.count),
+                seen < h.count ? "the data is incomplete: save the array again"
+                               : "the data has bytes after the array: save it again with numpy.save");
+}
+
 // Scans input i; a .npy stream (a pipe: its size unknown up front) must end
 // exactly where its shape says, checked when it ends. `elements` is the
 // elements per sample the callback gets (the channels of a pixel).
@@ -630,12 +640,7 @@ void scan_input(InputSet& inputs, std::size_t i, const NpyHeaders& headers, std:
     seen += n * elements;
     fn(d, n);
   }, progress);
-  const npy::Header& h = *headers[i];
-  if (seen != h.count)
-    input_error(inputs[i].label + " holds " + std::to_string(seen) + " elements after its NumPy header where the " +
-                    "shape " + h.shape_text() + " says " + std::to_string(h.count),
-                seen < h.count ? "the data is incomplete: save the array again"
-                               : "the data has bytes after the array: save it again with numpy.save");
+  check_npy_elements(inputs[i], *headers[i], seen);
 }
 
 // Counts input i with `fill` (Plan::fill from the input as a Source,
@@ -657,12 +662,7 @@ void count_input(InputSet& inputs, std::size_t i, const NpyHeaders& headers, std
   const std::uint64_t bytes = inputs.read_through(i, fill, progress);
   if (!headers[i] || inputs[i].sized) return;
   const std::uint64_t seen = bytes / sample_bytes;
-  const npy::Header& h = *headers[i];
-  if (seen != h.count)
-    input_error(inputs[i].label + " holds " + std::to_string(seen) + " elements after its NumPy header where the " +
-                    "shape " + h.shape_text() + " says " + std::to_string(h.count),
-                seen < h.count ? "the data is incomplete: save the array again"
-                               : "the data has bytes after the array: save it again with numpy.save");
+  check_npy_elements(inputs[i], *headers[i], seen);
 }
 
 // ---- --sparse -------------------------------------------------------------------

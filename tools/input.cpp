@@ -145,6 +145,26 @@ struct Fd {
   }
 };
 
+// Input `in` ready to be read (scan and read_through): standard input, the
+// stream peek() already opened, or the path opened now; and its stat.
+void open_for_reading(Input& in, Fd& fd, struct stat& st) {
+  if (in.is_stdin) {
+    fd.fd = STDIN_FILENO;
+  } else if (in.held_fd >= 0) {  // a stream peek() opened: read on from there
+    fd.fd = in.held_fd;
+    fd.own = true;
+    in.held_fd = -1;
+  } else {
+    fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd.own = true;
+    if (fd.fd < 0) {
+      int err = errno;
+      input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
+    }
+  }
+  if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+}
+
 }  // namespace
 
 // ---- InputSource -----------------------------------------------------------------
@@ -492,22 +512,8 @@ void InputSet::scan(std::size_t i, const BlockFn& fn, Progress* progress) {
     return;
   }
   Fd fd;
-  if (in.is_stdin) {
-    fd.fd = STDIN_FILENO;
-  } else if (in.held_fd >= 0) {  // a stream peek() opened: read on from there
-    fd.fd = in.held_fd;
-    fd.own = true;
-    in.held_fd = -1;
-  } else {
-    fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    fd.own = true;
-    if (fd.fd < 0) {
-      int err = errno;
-      input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
-    }
-  }
   struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+  open_for_reading(in, fd, st);
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // A redirected standard input is read from where it stood when levelhist
     // started, not from where the previous pass left it.
@@ -530,22 +536,8 @@ std::uint64_t InputSet::read_through(std::size_t i, const SourceFn& fill, Progre
     return fill(source);
   }
   Fd fd;
-  if (in.is_stdin) {
-    fd.fd = STDIN_FILENO;
-  } else if (in.held_fd >= 0) {  // a stream peek() opened: read on from there
-    fd.fd = in.held_fd;
-    fd.own = true;
-    in.held_fd = -1;
-  } else {
-    fd.fd = ::open(in.arg.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    fd.own = true;
-    if (fd.fd < 0) {
-      int err = errno;
-      input_error("cannot open " + in.label + ": " + errno_text(err), open_fix(err));
-    }
-  }
   struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) input_error("cannot read " + in.label + ": " + errno_text(errno), "check the input");
+  open_for_reading(in, fd, st);
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // As in scan(): a redirected standard input is read from where it stood
     // when levelhist started, and left consumed (FdSource::consumed).
