@@ -61,14 +61,16 @@ double env_number(const char* name, double fallback) {
 }  // namespace
 
 HybridModel& hybrid_model() {
-  // Defaults (docs/PERFORMANCE.md, "CPU and GPU together"): the CPU backend
-  // counted ~4.5 GB/s a thread (71 GB/s on 16), the CUDA host path ~26 GB/s
-  // from pageable and ~50 GB/s from pinned memory (the PCIe copy); a GPU call
+  // Defaults (docs/PERFORMANCE.md, "Host data to the GPU"): the CPU backend
+  // counted ~4.5 GB/s a thread (71 GB/s on 16 cores of an H200 host, 53 on an
+  // H100 host), the CUDA host path ~45-50 GB/s from pageable memory (4 MiB
+  // chunks, 8 staging threads) and ~53 GB/s from pinned memory (the PCIe
+  // copy), both measured on an H100 host; a GPU call
   // costs ~0.3 ms before its first byte (threads, events, the histogram's copy
   // back), a CPU call ~0.05 ms.
   static HybridModel model{
       RateEstimate(4.5e9 * std::max(1u, std::thread::hardware_concurrency())),
-      RateEstimate(26e9),
+      RateEstimate(45e9),
       RateEstimate(50e9),
       50e-6,
       300e-6,
