@@ -324,7 +324,7 @@ TEST(SourceCpu, AReadErrorPartWayAddsNothingAndEveryThreadStops) {
       FailingSource source(bytes, fail_after, positional);
       Histogram h(plan.request().binning);
       const std::vector<unsigned char> before = random_bytes(64, 1);
-      plan.fill(h, Input::array(before.data(), 32));  // the histogram already holds counts
+      plan.fill(h, Input::array(before.data(), before.size() / sizeof(float)));  // the histogram already holds counts
       const auto held = values(h);
       try {
         plan.fill(h, source);
