@@ -262,7 +262,8 @@ inline EvenParams make_even_params(const Binning& b) {
 
 // The exact double path for a sample inside [lower, upper): guess, check both
 // neighbouring edges (numpy.linspace's arithmetic, even_edge()), else slot().
-LEVELHIST_HD inline std::uint32_t even_slot_double(double x, const BinIndexer& ix) {
+template <EdgeRounding R>
+LEVELHIST_HD inline std::uint32_t even_slot_double_as(double x, const BinIndexer& ix) {
 #if defined(__CUDA_ARCH__)
   const double t = __dmul_rn(__dsub_rn(x, ix.lower), ix.scale);
 #else
@@ -270,9 +271,18 @@ LEVELHIST_HD inline std::uint32_t even_slot_double(double x, const BinIndexer& i
 #endif
   const std::uint32_t last = static_cast<std::uint32_t>(ix.bins - 1);
   std::uint32_t b = t < static_cast<double>(last) ? static_cast<std::uint32_t>(t) : last;
-  bool ok = x >= ix.even_edge(b);
-  if (b < last) ok = ok && x < ix.even_edge(b + 1);
+  bool ok = x >= ix.template even_edge_as<R>(b);
+  if (b < last) ok = ok && x < ix.template even_edge_as<R>(b + 1);
   return ok ? b : slow_slot(x, ix);
+}
+// The edge rounding is the same for every sample of a call: one branch, then
+// a path with only that rounding's arithmetic.
+LEVELHIST_HD inline std::uint32_t even_slot_double(double x, const BinIndexer& ix) {
+  switch (ix.rounding) {
+    case EdgeRounding::f32: return even_slot_double_as<EdgeRounding::f32>(x, ix);
+    case EdgeRounding::f32_arithmetic: return even_slot_double_as<EdgeRounding::f32_arithmetic>(x, ix);
+    default: return even_slot_double_as<EdgeRounding::none>(x, ix);
+  }
 }
 // The same, out of line: the float margin's rare path, so the fast loop stays small.
 LEVELHIST_HD LEVELHIST_NOINLINE inline std::uint32_t even_slot_double_call(double x, BinIndexer ix) {
