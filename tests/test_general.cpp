@@ -547,8 +547,8 @@ TEST(BinMaps, EvenFloatMarginAndDoublePathOnFloats) {
   EXPECT_TRUE(p.margin);
   EXPECT_LT(p.delta, 2e-4f);
   // With numpy's float32 edges too (the Python package's case): the edges' own
-  // rounding widens the margin to about 5e-4 bins, so about 0.1% of samples take
-  // the double path.
+  // rounding widens the margin to about 5e-4 bins, so about 0.1% of samples are
+  // compared with their nearest edge.
   for (EdgeRounding r : {EdgeRounding::f32, EdgeRounding::f32_arithmetic}) {
     const binmap::EvenParams q = binmap::make_even_params(Binning::even(1024, 0.0, 1.0, false, r));
     EXPECT_TRUE(q.margin);

@@ -300,6 +300,16 @@ LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p) {
       const std::uint32_t g = f_bits(tm) - 0x4B000000u;  // floor(t)
       const float fr = f_sub(t, f_sub(tm, 8388608.f));  // t - floor(t), exact
       if (fr >= p.delta && fr <= p.one_minus_delta && g < p.range.bins) return g;
+      // Next to an edge (every sample of data that sits on edges): t is within
+      // delta < 1/4 of the exact coordinate, so only the edge nearest t can
+      // lie between x and floor(t); one exact comparison with that edge
+      // (even_edge(), numpy's arithmetic) decides. t >= 0 inside the range
+      // (x >= ceil_f(lower) >= flo), so g is floor(t). A sample in the first
+      // or last half-bin's margin is in bin 0 or bins - 1: inside() holds.
+      const std::uint32_t near = fr < 0.5f ? g : g + 1;
+      if (near == 0) return 0;
+      if (near >= p.range.bins) return p.range.bins - 1;
+      return static_cast<double>(x) >= p.ix.even_edge(near) ? near : near - 1;
     }
     return even_slot_double_call(static_cast<double>(x), p.ix);
   } else {
