@@ -549,6 +549,72 @@ void multi_gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable,
     table.add({"2^24-bin partials from " + std::to_string(n) + " device(s): a 4096-sample call", gbps(4096 * 4, s), "", 0,
                0, note});
   }
+  // The merge beside the counting: 256 MiB of u32 keys (pinned) into 2^24
+  // bins on 1 .. N devices, each device adding a 128 MiB partial; and the
+  // count of the same keys resident on one device (Plan::run), which is what
+  // the devices share.
+  const std::size_t keys = std::size_t{1} << 26;
+  PinnedBytes key_bytes(keys * 4);
+  {
+    auto* k32 = reinterpret_cast<std::uint32_t*>(key_bytes.p);
+    for (std::size_t k = 0; k < keys; ++k) k32[k] = static_cast<std::uint32_t>(k * 2654435761u + (k >> 7));
+  }
+  const Input key_input = Input::array(key_bytes.p, keys);
+  std::vector<std::uint64_t> want_keys;
+  {
+    Options cpu;
+    cpu.backend = BackendChoice::cpu;
+    want_keys = count_with(Plan(big, cpu), key_input);
+  }
+  double resident_ms = 0;
+  try {
+    Options one;
+    one.backend = BackendChoice::cuda;
+    one.device = devices[0];
+    const Plan p(big, one);
+    check_cuda(cudaSetDevice(devices[0]), "cudaSetDevice");
+    void *d_keys = nullptr, *d_out = nullptr, *d_ws = nullptr;
+    const std::size_t ws_bytes = std::max<std::size_t>(p.workspace_bytes(keys), 1);
+    check_cuda(cudaMalloc(&d_keys, keys * 4), "cudaMalloc");
+    check_cuda(cudaMalloc(&d_out, big.output_slots() * 8), "cudaMalloc");
+    check_cuda(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc");
+    check_cuda(cudaMemset(d_ws, 0, ws_bytes), "cudaMemset");
+    check_cuda(cudaMemcpy(d_keys, key_bytes.p, keys * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    auto once = [&] {
+      p.run(Input::array(d_keys, keys), d_out, false, d_ws, ws_bytes);
+      check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    };
+    once();
+    resident_ms = median_seconds(reps, once) * 1e3;
+    cudaFree(d_keys);
+    cudaFree(d_out);
+    cudaFree(d_ws);
+    char note[120];
+    std::snprintf(note, sizeof note, "%.2f ms per call", resident_ms);
+    table.add({"2^24 bins, 256 MiB of u32 keys resident on device " + std::to_string(devices[0]) + " (Plan::run)",
+               gbps(keys * 4.0, resident_ms / 1e3), "", 0, 0, note});
+  } catch (const Error& e) {
+    table.add({"2^24 bins, device-resident", 0, "", 0, 0, std::string("skipped: ") + e.what()});
+  }
+  for (std::size_t n = 1; n <= devices.size(); ++n) {
+    Options o2;
+    o2.backend = BackendChoice::cuda;
+    o2.devices.assign(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(n));
+    std::unique_ptr<Plan> made;
+    try {
+      made = std::make_unique<Plan>(big, o2);
+    } catch (const Error& e) {
+      table.add({"2^24 bins, 256 MiB host-resident", 0, "", 0, 0, std::string("skipped: ") + e.what()});
+      break;
+    }
+    if (count_with(*made, key_input) != want_keys) mismatch("2^24 bins on a device list");
+    std::vector<std::uint64_t> out(big.output_slots(), 0);
+    const double s = median_seconds(reps, [&] { made->fill_slots(out.data(), key_input, false); });
+    char note[160];
+    std::snprintf(note, sizeof note, "%.2f ms per call; the count on one device alone %.2f ms", s * 1e3, resident_ms);
+    table.add({"2^24 bins, 256 MiB of pinned u32 keys on " + std::to_string(n) + " device(s)", gbps(keys * 4.0, s), "",
+               0, 0, note});
+  }
 }
 
 #endif  // LEVELHIST_HAVE_CUDA

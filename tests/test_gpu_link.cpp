@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -422,6 +423,7 @@ TEST(GpuLink, CpuAndGpuTogetherEqualTheCpu) {
 TEST(GpuLink, ADeviceListOfOneEqualsTheDeviceAloneAndAllDevicesEqualTheCpu) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
+  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");  // small calls split too
   const Request r = Request::counts(SampleType::u16, Binning::even(333, 0, 65536));
   Options one = on_cuda();
   one.devices = {0};
@@ -436,6 +438,63 @@ TEST(GpuLink, ADeviceListOfOneEqualsTheDeviceAloneAndAllDevicesEqualTheCpu) {
     EXPECT_EQ(slots_of(single, in), want) << n;
     EXPECT_EQ(slots_of(listed, in), want) << n;
     EXPECT_EQ(slots_of(every, in), want) << n << " items on " << all.devices.size() << " devices";
+  }
+}
+
+Options on_devices(int count) {
+  Options o = on_cuda();
+  for (int d = 0; d < count; ++d) o.devices.push_back(d);
+  return o;
+}
+
+std::vector<double> sums_of(const Plan& plan, const Input& input) {
+  std::vector<double> out(plan.request().output_slots(), 0.0);
+  plan.fill_slots(out.data(), input, false);
+  return out;
+}
+
+// Every request kind the host path shares among devices, on lists of 1, 2 and
+// all devices: pixels with a pitch, wide bins, weights, deterministic sums.
+TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
+  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  std::vector<int> counts{1};
+  if (cuda::device_count() >= 2) counts.push_back(2);
+  if (cuda::device_count() > 2) counts.push_back(cuda::device_count());
+  // 8-bit RGBA rows with a pitch, three channels counted.
+  const Request rgba = Request::pixels(SampleType::u8, 4, 0b0111, Binning::per_value(SampleType::u8));
+  const std::size_t width = 1001, height = 1503, pitch = 4 * width + 20;
+  const auto image = random_bytes(pitch * height, 31);
+  const Input pixels = Input::image(image.data(), width, height, pitch);
+  const auto want_pixels = slots_of(Plan(rgba, cpu_reference()), pixels);
+  // u32 keys into 2^20 even bins (the bucket-sort strategy's range).
+  const Request wide = Request::counts(SampleType::u32, Binning::even(1u << 20, 0, 4294967296.0));
+  const auto key_bytes = random_bytes(4 * (5 * kChunk / 4 + 13), 32);
+  const Input keys = Input::array(key_bytes.data(), key_bytes.size() / 4);
+  const auto want_keys = slots_of(Plan(wide, cpu_reference()), keys);
+  // f32 samples with small integer weights (every order of addition gives the
+  // same doubles) and with any weights, deterministic (bit-identical everywhere).
+  const std::size_t n = 3 * kChunk / 8 + 5;
+  std::mt19937_64 rng(33);
+  std::vector<float> x(n), small(n), any(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(rng() % 1100) / 1000.0f - 0.05f;
+    small[i] = static_cast<float>(static_cast<int>(rng() % 9) - 4);
+    any[i] = std::ldexp(static_cast<float>(rng() % 100000) - 50000.0f, -static_cast<int>(rng() % 30));
+  }
+  const Request weighted = Request::weighted(SampleType::f32, SampleType::f32, Binning::even(1024, 0.0, 1.0));
+  Request exact = weighted;
+  exact.deterministic = true;
+  const auto want_small = sums_of(Plan(weighted, cpu_reference()), Input::array(x.data(), n, small.data()));
+  const auto want_exact = sums_of(Plan(exact, cpu_reference()), Input::array(x.data(), n, any.data()));
+  for (int count : counts) {
+    const Options o = on_devices(count);
+    EXPECT_EQ(slots_of(Plan(rgba, o), pixels), want_pixels) << count << " devices, pixels";
+    EXPECT_EQ(slots_of(Plan(wide, o), keys), want_keys) << count << " devices, 2^20 bins";
+    EXPECT_EQ(sums_of(Plan(weighted, o), Input::array(x.data(), n, small.data())), want_small) << count << " devices";
+    const auto got = sums_of(Plan(exact, o), Input::array(x.data(), n, any.data()));
+    EXPECT_EQ(std::memcmp(got.data(), want_exact.data(), got.size() * 8), 0) << count << " devices, deterministic";
   }
 }
 

@@ -634,18 +634,31 @@ class ChunkPipeline {
   unsigned next_slot_ = 0;
 };
 
-// Adds output_slots() values (u64 counts, or double sums) into `host_out`.
-void add_result(const Plan::Impl& plan, const std::vector<unsigned char>& result, void* host_out) {
+// Adds the output_slots() values (u64 counts, or double sums) of each result
+// into `host_out`, in one pass over it. A 2^24-bin histogram is 128 MiB a
+// result: the pass is split over the cores (one core adds about 5 GB/s).
+void add_results(const Plan::Impl& plan, const std::vector<const unsigned char*>& results, void* host_out) {
   const std::uint64_t values = plan.request.output_slots();
-  if (plan.request.is_weighted()) {
-    auto* out = static_cast<double*>(host_out);
-    const auto* got = reinterpret_cast<const double*>(result.data());
-    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
-  } else {
-    auto* out = static_cast<std::uint64_t*>(host_out);
-    const auto* got = reinterpret_cast<const std::uint64_t*>(result.data());
-    for (std::uint64_t i = 0; i < values; ++i) out[i] += got[i];
-  }
+  const unsigned parts = static_cast<unsigned>(
+      std::clamp<std::uint64_t>(values * results.size() / (std::uint64_t{1} << 20), 1, staging_threads()));
+  const bool weighted = plan.request.is_weighted();
+  cpu_parallel_detail::fork_join(parts, [&](unsigned k) {
+    const std::uint64_t begin = values * k / parts, end = values * (k + 1) / parts;
+    for (const unsigned char* r : results) {
+      if (weighted) {
+        auto* out = static_cast<double*>(host_out);
+        const auto* got = reinterpret_cast<const double*>(r);
+        for (std::uint64_t i = begin; i < end; ++i) out[i] += got[i];
+      } else {
+        auto* out = static_cast<std::uint64_t*>(host_out);
+        const auto* got = reinterpret_cast<const std::uint64_t*>(r);
+        for (std::uint64_t i = begin; i < end; ++i) out[i] += got[i];
+      }
+    }
+  });
+}
+void add_result(const Plan::Impl& plan, const std::vector<unsigned char>& result, void* host_out) {
+  add_results(plan, {result.data()}, host_out);
 }
 
 // Runs `lane(index)` for lanes 0 .. lanes-1, lane 0 on the calling thread,
@@ -763,10 +776,22 @@ void fill_on_device(const Plan::Impl& plan, const Geometry& g, const Input& inpu
 // depends on the split, as the weighted histograms document).
 void fill_on_devices(const Plan::Impl& plan, const Geometry& g, const Input& input, void* host_out) {
   const auto& replicas = plan.cuda->replicas;
-  const unsigned devices = static_cast<unsigned>(replicas.size() + 1);
   const std::uint64_t units = part_units(g);
+  // A device joins when its share of the data is worth its partial result:
+  // each one adds a copy of output_slots() values back to the host and their
+  // addition (128 MiB for 2^24 bins), so a call of a few thousand keys into
+  // 2^24 bins stays on one device. Shares of at least the larger of the
+  // result and 32 MiB (LEVELHIST_DEVICE_SHARE_BYTES: 1 .. 2^40, the tests'
+  // way to split small calls).
+  const std::uint64_t out_bytes = plan.request.output_slots() * 8;
+  const std::uint64_t share = knob("LEVELHIST_DEVICE_SHARE_BYTES", std::max<std::uint64_t>(out_bytes, 32u << 20), 1,
+                                   std::uint64_t{1} << 40);
+  const std::uint64_t in_bytes = g.items() * (g.item_bytes() + g.weight_bytes);
+  const unsigned devices = static_cast<unsigned>(
+      std::clamp<std::uint64_t>(std::min<std::uint64_t>(in_bytes / share, units), 1, replicas.size() + 1));
+  if (devices == 1) return fill_on_device(plan, g, input, host_out);
   // Each device's counts (or sums): output_slots() values of 8 bytes, zero.
-  std::vector<std::vector<unsigned char>> partial(devices, std::vector<unsigned char>(plan.request.output_slots() * 8));
+  std::vector<std::vector<unsigned char>> partial(devices, std::vector<unsigned char>(out_bytes));
   cpu_parallel_detail::fork_join(devices, [&](unsigned k) {
     const std::uint64_t begin = units * k / devices, end = units * (k + 1) / devices;
     if (begin == end) return;
@@ -774,7 +799,9 @@ void fill_on_devices(const Plan::Impl& plan, const Geometry& g, const Input& inp
     if (k == 0) fill_on_device(plan, geometry_of(plan.request, part), part, partial[0].data());
     else replicas[k - 1]->fill_slots(partial[k].data(), part, /*accumulate=*/false);
   });
-  for (const auto& p : partial) add_result(plan, p, host_out);
+  std::vector<const unsigned char*> results;
+  for (const auto& p : partial) results.push_back(p.data());
+  add_results(plan, results, host_out);
 }
 
 }  // namespace
