@@ -222,6 +222,7 @@ struct CudaPlanState {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   void* out = nullptr;
+  unsigned char* result_host = nullptr;  // pinned: the host path's result, output_slots() * 8 bytes
   // Options::devices: a plan of the same request on each device after the
   // first, each with its own memory, staging and stream; host calls are
   // shared among this plan and them.
@@ -254,6 +255,7 @@ void CudaPlanStateDeleter::operator()(CudaPlanState* state) const noexcept {
   if (state->plan_memory) cudaFree(state->plan_memory);
   if (state->workspace) cudaFree(state->workspace);
   if (state->out) cudaFree(state->out);
+  if (state->result_host) cudaFreeHost(state->result_host);
   if (previous >= 0 && previous != state->device) cudaSetDevice(previous);
   cudaGetLastError();
   delete state;
@@ -616,13 +618,26 @@ class ChunkPipeline {
   }
 
   // Waits for every chunk and returns the counts (or sums), output_slots()
-  // values of 8 bytes.
-  std::vector<unsigned char> finish() {
-    std::vector<unsigned char> result(plan_.request.output_slots() * 8);
+  // values of 8 bytes, in the plan's pinned result buffer (valid while the
+  // plan's host lock is held). Pinned and kept: a 2^24-bin result is 128 MiB,
+  // which a fresh pageable vector took ~80 ms to receive and zero (H100 host,
+  // docs/BENCHMARKS.md); into pinned memory the copy runs at the link's rate.
+  const unsigned char* finish_pinned() {
+    const std::size_t bytes = plan_.request.output_slots() * 8;
+    if (!state_.result_host) {
+      void* p = nullptr;
+      LEVELHIST_CUDA_CHECK(cudaMallocHost(&p, bytes));
+      state_.result_host = static_cast<unsigned char*>(p);
+    }
     LEVELHIST_CUDA_CHECK(
-        cudaMemcpyAsync(result.data(), state_.out, result.size(), cudaMemcpyDeviceToHost, st_.count_stream));
+        cudaMemcpyAsync(state_.result_host, state_.out, bytes, cudaMemcpyDeviceToHost, st_.count_stream));
     LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(st_.count_stream));
-    return result;
+    return state_.result_host;
+  }
+  // The same, as the caller's own copy.
+  std::vector<unsigned char> finish() {
+    const unsigned char* p = finish_pinned();
+    return std::vector<unsigned char>(p, p + plan_.request.output_slots() * 8);
   }
 
  private:
@@ -760,7 +775,7 @@ void fill_on_device(const Plan::Impl& plan, const Geometry& g, const Input& inpu
       pipeline.start(chunk_bytes, 2 * lanes);  // two pinned buffers a lane
       stage_host_memory(plan, g, input, pipeline, st, chunk_items, threads, lanes);
     }
-    add_result(plan, pipeline.finish(), host_out);
+    add_results(plan, {pipeline.finish_pinned()}, host_out);
   } catch (...) {
     // Nothing of the call may still read a pinned buffer or write the plan's
     // output when the next call starts.
