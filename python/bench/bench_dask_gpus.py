@@ -55,6 +55,22 @@ def main():
     nbytes = n * 4
     print(f"# {n:,} float32 samples ({nbytes / 2**30:g} GiB) in {chunks} CuPy chunks of {a.chunk_mib} MiB, "
           f"{BINS} bins over [0, 1), one worker per GPU")
+    # The same chunks counted in this process on one GPU, one call each: what a
+    # worker's tasks cost without Dask.
+    import cupy as cp
+    import levelhist
+
+    one = make_chunk({None: {"chunk-location": (0,)}}, chunk=chunk)
+    levelhist.histogram(one, BINS, (0, 1))
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(chunks):
+        levelhist.histogram(one, BINS, (0, 1))
+    cp.cuda.Device().synchronize()
+    direct = time.perf_counter() - t0
+    print(f"one process, one GPU, levelhist.histogram on a {a.chunk_mib} MiB CuPy chunk x {chunks}: "
+          f"{direct * 1e3:.1f} ms, {nbytes / direct / 1e9:.1f} GB/s")
+    del one
     env_base = dict(os.environ)
     rows, reference, one_gpu_rate, status = [], None, None, 0
     for gpus in a.gpus:
