@@ -149,7 +149,8 @@ SectionPoints SectionPoints::make(bool quick) {
   for (unsigned k = 1; k <= 256; k *= quick ? 4 : 2) p.distinct_counts.push_back(k);
   for (std::uint64_t side = 256; side <= 4096; side *= quick ? 4 : 2) p.image_sides.push_back(side);
   p.headline_n = pow2(30);
-  p.latency_sizes = {pow2(12), pow2(16), pow2(20), pow2(24), pow2(28)};
+  // The middle sizes, 4-32 MiB, are most real calls (a photograph, a video frame).
+  p.latency_sizes = {pow2(12), pow2(16), pow2(20), pow2(21), pow2(22), pow2(23), pow2(24), pow2(25), pow2(28)};
   p.auto_n = quick ? pow2(28) : pow2(30);
   return p;
 }

@@ -55,7 +55,7 @@ sections (all by default, in this order):
   sizes      GB/s against n = 2^13 .. 2^30 for zeros, uniform and linear (i % 256) bytes
   distinct   GB/s against the number of distinct random values 1, 2, 4, .. 256 at n = 2^28
   images     coins.pgm, camera.pgm and a smooth synthetic image tiled from 256^2 to 4096^2
-  latency    microseconds per call, back to back, u8 uniform: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB
+  latency    microseconds per call, back to back, u8 uniform: 4 KiB, 64 KiB, 1-32 MiB, 256 MiB
   auto       for one case of each problem class (sample type, bins, n): the strategy `auto`
              picks next to the measured best, and auto's speed as a share of the best's
   headline   1 GiB: uniform, zeros, 1/2/4/16 distinct, linear, coins.pgm tiled; % of the

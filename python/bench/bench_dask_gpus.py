@@ -104,6 +104,18 @@ def main():
                         run()
                         times.append(time.perf_counter() - t0)
                     seconds = statistics.median(times)
+                    # Where one run's time goes: task time by kind and action.
+                    with distributed.get_task_stream(client) as ts:
+                        run()
+                    spent = {}
+                    for task in ts.data:
+                        key = task["key"]
+                        prefix = (key[0] if isinstance(key, tuple) else str(key)).rsplit("-", 1)[0]
+                        for ss in task.get("startstops", []):
+                            k = (prefix, ss["action"])
+                            spent[k] = spent.get(k, 0.0) + ss["stop"] - ss["start"]
+                    print(f"{gpus} GPU(s), one run's task time: " +
+                          ", ".join(f"{p} {act} {t * 1e3:.1f} ms" for (p, act), t in sorted(spent.items())))
             finally:
                 for w in workers:
                     w.terminate()

@@ -55,8 +55,14 @@ std::uint64_t knob(const char* name, std::uint64_t fallback, std::uint64_t lo, s
 // 4 MiB by default: on an H100 host (16 cores, 1 GiB pageable, 8 threads)
 // 4 MiB chunks staged at 45.5 GB/s, 16 MiB at 31.0 and 64 MiB at 26.6, the
 // smaller chunks' memcpy staying in the cores' caches (docs/BENCHMARKS.md).
-std::size_t staging_chunk_bytes() {
-  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", std::uint64_t{4} << 20, std::uint64_t{64} << 10,
+// Wide histograms get larger chunks: each chunk is one run of the strategy,
+// whose fixed cost grows with the bins (a run of gpu_bucket_sort into 2^24
+// bins costs about a millisecond however few its keys): half the result's
+// bytes, at most 64 MiB.
+std::size_t staging_chunk_bytes(const Plan::Impl& plan) {
+  const std::uint64_t result_bytes = plan.request.output_slots() * 8;
+  const std::uint64_t fallback = std::clamp<std::uint64_t>(result_bytes / 2, std::uint64_t{4} << 20, std::uint64_t{64} << 20);
+  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", fallback, std::uint64_t{64} << 10,
                                        std::uint64_t{1} << 30) / 256 * 256);
 }
 // LEVELHIST_STAGING_THREADS: 1 .. 64; by default the cores, at most 8 (eight
@@ -755,7 +761,7 @@ void fill_on_device(const Plan::Impl& plan, const Geometry& g, const Input& inpu
   std::lock_guard<std::mutex> lock_staging(st.mutex);
   std::lock_guard<std::mutex> lock_plan(state.host_mutex);
   try {
-    const std::size_t chunk_bytes = staging_chunk_bytes();
+    const std::size_t chunk_bytes = staging_chunk_bytes(plan);
     const std::uint64_t chunk_items = ChunkPipeline::chunk_items(g, chunk_bytes);
     ChunkPipeline pipeline(plan, g, st, state);
     const bool weighted = g.weight_bytes != 0;
@@ -890,7 +896,7 @@ SourceShare source_on_device(const Plan::Impl& plan, Source& source) {
   SourceShare share;
   try {
     const std::size_t item = g.item_bytes();
-    const std::size_t chunk_bytes = staging_chunk_bytes();
+    const std::size_t chunk_bytes = staging_chunk_bytes(plan);
     const std::uint64_t chunk_items = ChunkPipeline::chunk_items(g, chunk_bytes);
     const std::size_t chunk_read = chunk_items * item;  // whole items: only the end can cut one
     ChunkPipeline pipeline(plan, g, st, state);
