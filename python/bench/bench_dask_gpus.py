@@ -5,7 +5,7 @@
 
 Starts a scheduler in this process and, for each count of GPUs, that many
 worker processes (`dask worker`, one thread, no nanny), worker k seeing only
-GPU k (CUDA_VISIBLE_DEVICES). The samples are made on the workers as CuPy
+GPU k (CUDA_VISIBLE_DEVICES) and no host-memory limit. The samples are made on the workers as CuPy
 chunks (uniform float32, each chunk from its own seed, so every worker count
 counts the same bytes) and persisted before timing; levelhist.dask.histogram
 then counts each chunk on the GPU that holds it, 1024 bins over [0, 1). Wall
@@ -81,7 +81,11 @@ def main():
                     env = dict(env_base, CUDA_VISIBLE_DEVICES=str(k))
                     workers.append(subprocess.Popen(
                         [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
-                         "--nthreads", "1", "--no-nanny", "--name", f"gpu{k}", "--no-dashboard"],
+                         "--nthreads", "1", "--no-nanny", "--name", f"gpu{k}", "--no-dashboard",
+                         # No host-memory limit: the chunks are device memory, which a
+                         # limit on the worker's host memory would spill to disk (as
+                         # dask-cuda's workers do it).
+                         "--memory-limit", "0"],
                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 with distributed.Client(cluster) as client:
                     client.wait_for_workers(gpus, timeout=120)
