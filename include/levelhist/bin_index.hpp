@@ -31,7 +31,7 @@ struct BinIndexer {
   // The rounding is a template argument so that a loop over edges can pick it
   // once: choosing per edge left both roundings' conversions in the GPU's rare
   // path (two double<->float conversions per edge, selected afterwards), which
-  // made samples on edges 23% slower (docs/PERFORMANCE-general.md).
+  // made samples on edges 23% slower (docs/PERFORMANCE-general.md, section 5).
   template <EdgeRounding R>
   LEVELHIST_HD double even_edge_as(std::uint64_t i) const {
     if (i >= bins) return upper;
