@@ -529,17 +529,21 @@ void multi_gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable,
   const Request big = Request::counts(SampleType::u32, Binning::even(1u << 24, 0, 4294967296.0));
   std::vector<std::uint32_t> few(4096);
   for (std::size_t k = 0; k < few.size(); ++k) few[k] = static_cast<std::uint32_t>(k * 2654435761u);
-  for (std::size_t n = 1; n <= devices.size(); ++n) {
+  // A plan of `big` on the first n devices, or a row saying why there is none.
+  auto plan_on_first = [&](std::size_t n, const std::string& what) -> std::unique_ptr<Plan> {
     Options o2;
     o2.backend = BackendChoice::cuda;
     o2.devices.assign(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(n));
-    std::unique_ptr<Plan> made;
     try {
-      made = std::make_unique<Plan>(big, o2);
+      return std::make_unique<Plan>(big, o2);
     } catch (const Error& e) {
-      table.add({"2^24-bin partials", 0, "", 0, 0, std::string("skipped: ") + e.what()});
-      break;
+      table.add({what, 0, "", 0, 0, std::string("skipped: ") + e.what()});
+      return nullptr;
     }
+  };
+  for (std::size_t n = 1; n <= devices.size(); ++n) {
+    const std::unique_ptr<Plan> made = plan_on_first(n, "2^24-bin partials");
+    if (!made) break;
     const Plan& p = *made;
     std::vector<std::uint64_t> out(big.output_slots(), 0);
     p.fill_slots(out.data(), Input::array(few.data(), few.size()), false);
@@ -597,16 +601,8 @@ void multi_gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable,
     table.add({"2^24 bins, device-resident", 0, "", 0, 0, std::string("skipped: ") + e.what()});
   }
   for (std::size_t n = 1; n <= devices.size(); ++n) {
-    Options o2;
-    o2.backend = BackendChoice::cuda;
-    o2.devices.assign(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(n));
-    std::unique_ptr<Plan> made;
-    try {
-      made = std::make_unique<Plan>(big, o2);
-    } catch (const Error& e) {
-      table.add({"2^24 bins, 256 MiB host-resident", 0, "", 0, 0, std::string("skipped: ") + e.what()});
-      break;
-    }
+    const std::unique_ptr<Plan> made = plan_on_first(n, "2^24 bins, 256 MiB host-resident");
+    if (!made) break;
     if (count_with(*made, key_input) != want_keys) mismatch("2^24 bins on a device list");
     std::vector<std::uint64_t> out(big.output_slots(), 0);
     const double s = median_seconds(reps, [&] { made->fill_slots(out.data(), key_input, false); });
