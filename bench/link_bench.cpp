@@ -656,6 +656,16 @@ int link_bench_main(const std::vector<std::string>& args) {
     serial.strategy = "cpu_serial";
     const std::vector<std::uint64_t> want = count_with(Plan(r, serial), Input::array(pageable.get(), bytes));
 
+    if (o.devices_only) {
+#if LEVELHIST_HAVE_CUDA
+      if (cuda::device_count() == 0) table.skip("no CUDA GPU (" + cuda::describe_device() + ")");
+      else multi_gpu_rows(table, o, pageable.get(), bytes, want);
+#else
+      table.skip("this levelhist was built without CUDA");
+#endif
+      print();
+      return 0;
+    }
     // CPU rows.
     const double memory = memory_read_gbps(pageable.get(), bytes, o.reps);
     table.add({"memory read, all cores", memory, "", 0, 0, std::to_string(cores()) + " threads"});

@@ -188,6 +188,7 @@ options:
                       and adding 2^24-bin partial histograms from 1..N devices
   --cli PATH          the levelhist program (default: levelhist next to levelhist-bench)
   --no-cli            leave out the CLI rows
+  --devices-only      with --devices: only the rows of several GPUs
   -h, --help          this help
 )";
 }
@@ -234,10 +235,14 @@ LinkOptions parse_link_options(const std::vector<std::string>& args) {
       if (o.cli.empty()) usage_error("--cli is empty", "give the levelhist program's path");
     } else if (arg == "--no-cli") {
       o.skip_cli = true;
+    } else if (arg == "--devices-only") {
+      o.devices_only = true;
     } else {
       usage_error("unknown option " + quote(args[i]) + " for 'bench --link'", help_fix);
     }
   }
+  if (o.devices_only && !o.multi)
+    usage_error("--devices-only needs --devices", "add --devices all (or a list of device indices)");
   return o;
 }
 

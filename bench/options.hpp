@@ -50,6 +50,7 @@ struct LinkOptions {
   std::vector<int> devices;  // empty with multi: every device
   std::string cli;           // --cli PATH: the levelhist program (default: next to levelhist-bench)
   bool skip_cli = false;     // --no-cli
+  bool devices_only = false; // --devices-only: only the rows of several GPUs
   bool help = false;
 };
 // Errors as parse_bench_options: usage for an unknown option or a missing

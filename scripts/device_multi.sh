@@ -6,6 +6,8 @@
 # worker per GPU. Usage, from the repository root:
 #   CMAKE_ARGS=... DASK_WHEELS=.whl scripts/device_multi.sh
 # Writes $OUT (or ./device-out): multi.log (everything), link.log, tests.log, dask-gpus.log.
+# LEAN=1: build only the CLI, the benchmark and the Python module, no tests, and
+# only the several-GPU rows of bench --link (--devices-only): for a short lease.
 # Environment: CMAKE_ARGS, LINK_MIB (default 1024), LINK_REPS (default 3),
 # DASK_GIB (default 8), DASK_WHEELS (a folder of wheels of dask and distributed,
 # installed with pip --no-index into a temporary folder when dask is missing).
@@ -18,21 +20,37 @@ status=0
 nvidia-smi --query-gpu=index,name,memory.total --format=csv | tee -a "$log"
 nvidia-smi topo -m 2>/dev/null | head -12 | tee -a "$log"
 start=$(date +%s)
-if ! OUT=$out scripts/device_check.sh build >>"$log" 2>&1; then
-  echo "build failed" | tee -a "$log"
-  tail -30 "$log"
-  exit 1
-fi
-echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
 gpus=$(nvidia-smi -L | wc -l)
-echo "== tests with $gpus devices in the lists" | tee -a "$log"
-./build-device/tests/levelhist_tests --gtest_brief=1 \
-  --gtest_filter='GpuLink.*:DeviceList.*:CliDevices.*:HybridSplit.*:GpuPlan.*' >"$out/tests.log" 2>&1 || status=1
-grep -E "FAILED|PASSED|tests ran" "$out/tests.log" | tail -20 | tee -a "$log"
-echo "== bench --link --devices all" | tee -a "$log"
-BUILD=build-device TESTS=0 LINK_MIB=${LINK_MIB:-1024} LINK_REPS=${LINK_REPS:-3} OUT=$out \
-  scripts/device_link.sh --devices all >/dev/null 2>&1 || status=1
-grep -E "^\|" "$out/link.log" | tee -a "$log"
+if [ "${LEAN:-0}" = 1 ]; then
+  # shellcheck disable=SC2086
+  if ! { cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLEVELHIST_PYTHON=ON \
+           -DPython_EXECUTABLE="$(command -v python3)" ${CMAKE_ARGS:-} &&
+         cmake --build build-device -j"$(nproc)" --target levelhist_cli levelhist_bench _levelhist; } >>"$log" 2>&1; then
+    echo "build failed" | tee -a "$log"
+    grep -E "error" "$log" | head -20
+    exit 1
+  fi
+  echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
+  echo "== bench --link --devices all --devices-only" | tee -a "$log"
+  ./build-device/levelhist bench --link --mib "${LINK_MIB:-1024}" --reps "${LINK_REPS:-3}" --devices all \
+    --devices-only 2>/dev/null | tee "$out/link.log" | grep -E "^\|" | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
+else
+  if ! OUT=$out scripts/device_check.sh build >>"$log" 2>&1; then
+    echo "build failed" | tee -a "$log"
+    tail -30 "$log"
+    exit 1
+  fi
+  echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
+  echo "== tests with $gpus devices in the lists" | tee -a "$log"
+  ./build-device/tests/levelhist_tests --gtest_brief=1 \
+    --gtest_filter='GpuLink.*:DeviceList.*:CliDevices.*:HybridSplit.*:GpuPlan.*' >"$out/tests.log" 2>&1 || status=1
+  grep -E "FAILED|PASSED|tests ran" "$out/tests.log" | tail -20 | tee -a "$log"
+  echo "== bench --link --devices all" | tee -a "$log"
+  BUILD=build-device TESTS=0 LINK_MIB=${LINK_MIB:-1024} LINK_REPS=${LINK_REPS:-3} OUT=$out \
+    scripts/device_link.sh --devices all >/dev/null 2>&1 || status=1
+  grep -E "^\|" "$out/link.log" | tee -a "$log"
+fi
 echo "== Dask, one worker per GPU" | tee -a "$log"
 pyextra=""
 if ! python3 -c "import dask.array, distributed" 2>/dev/null && [ -n "${DASK_WHEELS:-}" ]; then

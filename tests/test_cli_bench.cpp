@@ -57,6 +57,11 @@ TEST_F(CliBench, GpuOptionsOutOfRangeAreOneLineErrors) {
   }
 }
 
+TEST_F(CliBench, LinkDevicesOnlyNeedsADeviceList) {
+  const Result r = fails(2, {"bench", "--link", "--devices-only"});
+  EXPECT_NE(r.err.find("--devices-only needs --devices"), std::string::npos) << r.err;
+}
+
 TEST_F(CliBench, CpuVerdictIsTheExitStatus) {
   // A tiny run: whatever the verdict on this machine, exit 0 means PASS and 1 FAIL.
   const std::vector<std::string> args = {"bench", "--cpu", "--size", "4K", "--runs", "1", "--format", "json",
