@@ -61,7 +61,8 @@ std::uint64_t knob(const char* name, std::uint64_t fallback, std::uint64_t lo, s
 // bytes, at most 64 MiB.
 std::size_t staging_chunk_bytes(const Plan::Impl& plan) {
   const std::uint64_t result_bytes = plan.request.output_slots() * 8;
-  const std::uint64_t fallback = std::clamp<std::uint64_t>(result_bytes / 2, std::uint64_t{4} << 20, std::uint64_t{64} << 20);
+  const std::uint64_t fallback =
+      std::clamp<std::uint64_t>(result_bytes / 2, std::uint64_t{4} << 20, std::uint64_t{64} << 20);
   return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", fallback, std::uint64_t{64} << 10,
                                        std::uint64_t{1} << 30) / 256 * 256);
 }
