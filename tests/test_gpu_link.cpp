@@ -117,6 +117,21 @@ TEST(HybridSplit, SharesFollowTheRates) {
   EXPECT_NEAR(static_cast<double>(t.cuda), 3000000.0, 1.0);
 }
 
+TEST(HybridSplit, SidesThatSlowEachOtherDownRunAlone) {
+  // An H100 host's pageable case: 59 GB/s on the CPU alone, 49 on the GPU
+  // alone, about 15 each beside the other. 1 GiB: the CPU alone.
+  const std::uint64_t units = std::uint64_t{1} << 30;
+  const ::levelhist::detail::SideModel cpu{50e-6, 59e9}, cuda{300e-6, 49e9};
+  const ::levelhist::detail::UnitSplit slowed =
+      ::levelhist::detail::choose_split(units, 1.0, cpu, cuda, {50e-6, 15e9}, {300e-6, 15e9}, 0.0);
+  EXPECT_EQ(slowed.cpu, units);
+  EXPECT_EQ(slowed.cuda, 0u);
+  // Sides that keep most of their speed together still share, cut at their shared rates.
+  const ::levelhist::detail::UnitSplit shared =
+      ::levelhist::detail::choose_split(units, 1.0, cpu, cuda, {0, 40e9}, {0, 40e9}, 0.0);
+  EXPECT_NEAR(static_cast<double>(shared.cpu) / units, 0.5, 1e-3);
+}
+
 TEST(HybridSplit, SmallCallsGoToTheCpuAlone) {
   const ::levelhist::detail::SideModel cpu{50e-6, 70e9}, cuda{300e-6, 50e9};
   // Below the smallest shared call: the CPU, whatever the rates say.
@@ -387,8 +402,8 @@ TEST(GpuLink, CpuAndGpuTogetherEqualTheCpu) {
   // Equal estimates: a big call is shared, whatever this machine measured so far.
   ::levelhist::detail::HybridModel& model = ::levelhist::detail::hybrid_model();
   const double cpu_rate = model.cpu.rate(), cuda_rate = model.cuda_pageable.rate();
-  model.cpu.reset(20e9);
-  model.cuda_pageable.reset(20e9);
+  const double pinned_rate = model.cuda_pinned.rate();
+  model.reset(20e9, 20e9, 20e9);
   const std::size_t n = (std::size_t{64} << 20) + 3;
   const auto bytes = random_bytes(n, 1);
   EXPECT_EQ(slots_of(plan, Input::array(bytes.data(), n)), slots_of(reference, Input::array(bytes.data(), n)));
@@ -416,8 +431,7 @@ TEST(GpuLink, CpuAndGpuTogetherEqualTheCpu) {
   std::vector<std::uint64_t> got(r.output_slots());
   LEVELHIST_TEST_CUDA(cudaMemcpy(got.data(), d_out.get(), got.size() * 8, cudaMemcpyDeviceToHost));
   EXPECT_EQ(got, slots_of(reference, Input::array(bytes.data(), n)));
-  model.cpu.reset(cpu_rate);
-  model.cuda_pageable.reset(cuda_rate);
+  model.reset(cpu_rate, cuda_rate, pinned_rate);
 }
 
 TEST(GpuLink, ADeviceListOfOneEqualsTheDeviceAloneAndAllDevicesEqualTheCpu) {

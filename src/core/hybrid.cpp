@@ -16,20 +16,20 @@
 namespace levelhist::detail {
 
 UnitSplit choose_split(std::uint64_t units, double unit_bytes, const SideModel& cpu, const SideModel& cuda,
-                       double min_shared_bytes) {
+                       const SideModel& cpu_shared, const SideModel& cuda_shared, double min_shared_bytes) {
   const double bytes = static_cast<double>(units) * unit_bytes;
   if (units == 0 || bytes < min_shared_bytes) return {units, 0};
   const double cpu_alone = cpu.seconds(bytes), cuda_alone = cuda.seconds(bytes);
-  // Both finish together: cuda.fixed + x / r_cuda = cpu.fixed + (bytes - x) / r_cpu.
-  const double x = (cpu.fixed_seconds - cuda.fixed_seconds + bytes / cpu.bytes_per_second) /
-                   (1.0 / cpu.bytes_per_second + 1.0 / cuda.bytes_per_second);
+  // Both finish together: cuda.fixed + x / r_cuda = cpu.fixed + (bytes - x) / r_cpu, at the shared rates.
+  const double x = (cpu_shared.fixed_seconds - cuda_shared.fixed_seconds + bytes / cpu_shared.bytes_per_second) /
+                   (1.0 / cpu_shared.bytes_per_second + 1.0 / cuda_shared.bytes_per_second);
   double best = std::min(cpu_alone, cuda_alone);
   UnitSplit split = cpu_alone <= cuda_alone ? UnitSplit{units, 0} : UnitSplit{0, units};
   if (x > 0 && x < bytes) {
     const auto cuda_units = static_cast<std::uint64_t>(std::llround(x / unit_bytes));
     if (cuda_units > 0 && cuda_units < units) {
       const double cuda_bytes = static_cast<double>(cuda_units) * unit_bytes;
-      const double together = std::max(cpu.seconds(bytes - cuda_bytes), cuda.seconds(cuda_bytes));
+      const double together = std::max(cpu_shared.seconds(bytes - cuda_bytes), cuda_shared.seconds(cuda_bytes));
       if (together < best) {
         best = together;
         split = {units - cuda_units, cuda_units};
@@ -37,6 +37,11 @@ UnitSplit choose_split(std::uint64_t units, double unit_bytes, const SideModel& 
     }
   }
   return split;
+}
+
+UnitSplit choose_split(std::uint64_t units, double unit_bytes, const SideModel& cpu, const SideModel& cuda,
+                       double min_shared_bytes) {
+  return choose_split(units, unit_bytes, cpu, cuda, cpu, cuda, min_shared_bytes);
 }
 
 void RateEstimate::add(double bytes, double seconds, double fixed_seconds) {
@@ -68,13 +73,17 @@ HybridModel& hybrid_model() {
   // copy), both measured on an H100 host; a GPU call
   // costs ~0.3 ms before its first byte (threads, events, the histogram's copy
   // back), a CPU call ~0.05 ms.
+  static const double cpu_rate = 4.5e9 * std::max(1u, std::thread::hardware_concurrency());
   static HybridModel model{
-      RateEstimate(4.5e9 * std::max(1u, std::thread::hardware_concurrency())),
+      RateEstimate(cpu_rate),
       RateEstimate(45e9),
       RateEstimate(50e9),
       50e-6,
       300e-6,
       env_number("LEVELHIST_HYBRID_MIN_BYTES", 4.0 * (1 << 20)),
+      RateEstimate(cpu_rate),
+      RateEstimate(45e9),
+      RateEstimate(50e9),
   };
   return model;
 }
@@ -94,9 +103,12 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   const std::uint64_t items_per_unit = g.packed() ? 1 : g.width;
   const bool pinned = host_memory_is_pinned(input.samples, static_cast<std::size_t>(units * unit_bytes));
   RateEstimate& cuda_rate = pinned ? model.cuda_pinned : model.cuda_pageable;
+  RateEstimate& cuda_shared = pinned ? model.cuda_pinned_shared : model.cuda_pageable_shared;
   const UnitSplit split =
       choose_split(units, unit_bytes, SideModel{model.cpu_fixed_seconds, model.cpu.rate()},
-                   SideModel{model.cuda_fixed_seconds, cuda_rate.rate()}, model.min_shared_bytes);
+                   SideModel{model.cuda_fixed_seconds, cuda_rate.rate()},
+                   SideModel{model.cpu_fixed_seconds, model.cpu_shared.rate()},
+                   SideModel{model.cuda_fixed_seconds, cuda_shared.rate()}, model.min_shared_bytes);
   const std::size_t out_bytes = plan.request.output_slots() * 8;
   // One side alone: straight into `out`, as its own plan would.
   if (split.cuda == 0 || split.cpu == 0) {
@@ -123,8 +135,8 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   });
   auto* slots = static_cast<std::uint64_t*>(out);
   for (std::size_t i = 0; i < cpu_out.size(); ++i) slots[i] += cpu_out[i] + cuda_out[i];
-  cuda_rate.add(split.cuda * unit_bytes, seconds[0], model.cuda_fixed_seconds);
-  model.cpu.add(split.cpu * unit_bytes, seconds[1], model.cpu_fixed_seconds);
+  cuda_shared.add(split.cuda * unit_bytes, seconds[0], model.cuda_fixed_seconds);
+  model.cpu_shared.add(split.cpu * unit_bytes, seconds[1], model.cpu_fixed_seconds);
   plan.record_split(split.cpu * items_per_unit, split.cuda * items_per_unit);
 }
 

@@ -6,9 +6,10 @@
 // host path counts the other, and the two results are added once both are
 // done (counts: exact whatever the cut). Where to cut comes from a model of
 // each side, a fixed cost per call plus bytes at a rate, the rates being
-// per-process running estimates from the calls that completed: the cut that
-// makes both sides finish together, unless one side alone is faster (a small
-// call, where the GPU's fixed cost loses).
+// per-process running estimates from the calls that completed, each side's
+// rate alone apart from its rate beside the other: the cut that makes both
+// sides finish together, unless one side alone is faster (a small call, where
+// the GPU's fixed cost loses; or a host where the two sides slow each other).
 #pragma once
 #include <cstdint>
 #include <mutex>
@@ -36,6 +37,14 @@ struct UnitSplit {
 // a share of less than one unit goes to the other side.
 UnitSplit choose_split(std::uint64_t units, double unit_bytes, const SideModel& cpu, const SideModel& cuda,
                        double min_shared_bytes);
+// The same where each side runs at another rate beside the other than alone:
+// `cpu` and `cuda` model each side alone, `cpu_shared` and `cuda_shared` each
+// side while both run (the cut comes from these). On a host whose cores and
+// memory bandwidth the two sides share (staging threads copying pageable
+// memory while the CPU counts), both run slower together, and one side alone
+// can beat any cut: then that side alone.
+UnitSplit choose_split(std::uint64_t units, double unit_bytes, const SideModel& cpu, const SideModel& cuda,
+                       const SideModel& cpu_shared, const SideModel& cuda_shared, double min_shared_bytes);
 
 // A running estimate of a rate in bytes per second: an exponentially weighted
 // mean of the rates of completed calls (their bytes over their seconds beyond
@@ -66,12 +75,29 @@ class RateEstimate {
 // LEVELHIST_HYBRID_MIN_BYTES overrides the smallest shared call's bytes, and
 // LEVELHIST_HYBRID=0 turns sharing off for plans made afterwards).
 struct HybridModel {
+  // Each side alone, from the calls it ran alone.
   RateEstimate cpu;
   RateEstimate cuda_pageable;  // the caller's memory staged through pinned buffers
   RateEstimate cuda_pinned;    // the caller's memory page-locked: copied straight from it
   double cpu_fixed_seconds;
   double cuda_fixed_seconds;
   double min_shared_bytes;
+  // Each side while the other runs, from the shared calls; they start at the
+  // alone defaults. Kept apart because the sides slow each other down (an H100
+  // host with 16 cores, pageable memory: 59 GB/s on the CPU alone, 49 on the
+  // GPU alone, 30 together; docs/BENCHMARKS.md).
+  RateEstimate cpu_shared;
+  RateEstimate cuda_pageable_shared;
+  RateEstimate cuda_pinned_shared;
+  // Starts every estimate over (tests and benchmarks): alone and shared alike.
+  void reset(double cpu_rate, double cuda_pageable_rate, double cuda_pinned_rate) {
+    cpu.reset(cpu_rate);
+    cpu_shared.reset(cpu_rate);
+    cuda_pageable.reset(cuda_pageable_rate);
+    cuda_pageable_shared.reset(cuda_pageable_rate);
+    cuda_pinned.reset(cuda_pinned_rate);
+    cuda_pinned_shared.reset(cuda_pinned_rate);
+  }
 };
 HybridModel& hybrid_model();
 
