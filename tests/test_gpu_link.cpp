@@ -27,6 +27,7 @@
 #include "levelhist/cuda.hpp"
 #include "levelhist/levelhist.hpp"
 #include "levelhist/source.hpp"
+#include "scoped_support.hpp"
 #if LEVELHIST_HAVE_CUDA
 #include "gpu_test_support.hpp"
 #endif
@@ -56,22 +57,6 @@ std::vector<std::uint64_t> slots_of(const Plan& plan, const Input& input) {
   return out;
 }
 
-// Sets an environment variable for a scope (the host path reads its knobs per call).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) ::unsetenv(name_);
-    else ::setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
 
 // ---- the split's model (no GPU needed) ---------------------------------------------
 
@@ -512,20 +497,6 @@ TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
   }
 }
 
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::vector<unsigned char>& bytes) {
-    path = fs::temp_directory_path() / ("levelhist-link-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    FILE* f = std::fopen(path.c_str(), "wb");
-    EXPECT_NE(f, nullptr);
-    if (!bytes.empty()) {
-      EXPECT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-    }
-    std::fclose(f);
-  }
-  ~TempFile() { fs::remove(path); }
-};
 
 // The bytes of `bytes` through a pipe: a source read in order.
 std::uint64_t fill_from_pipe(const Plan& plan, std::vector<std::uint64_t>& out, const std::vector<unsigned char>& bytes) {

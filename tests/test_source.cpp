@@ -6,12 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,6 +24,7 @@
 #include "core/plan_impl.hpp"
 #include "levelhist/levelhist.hpp"
 #include "levelhist/source.hpp"
+#include "scoped_support.hpp"
 
 namespace levelhist::test {
 namespace {
@@ -40,20 +45,6 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::vector<unsigned char>& bytes) {
-    path = fs::temp_directory_path() / ("levelhist-source-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    FILE* f = std::fopen(path.c_str(), "wb");
-    EXPECT_NE(f, nullptr);
-    if (!bytes.empty()) {
-      EXPECT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-    }
-    std::fclose(f);
-  }
-  ~TempFile() { fs::remove(path); }
-};
 
 std::vector<std::uint64_t> values(const Histogram& h) { return {h.slots().begin(), h.slots().end()}; }
 
@@ -154,6 +145,47 @@ TEST(Source, WeightsBatchesAndPointsDoNotComeFromASource) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
   }
+}
+
+// O_DIRECT (LEVELHIST_DIRECT_IO=1 here; by default for files larger than
+// memory): aligned reads bypass the page cache, the others go through it,
+// and both give the file's bytes; a file system that refuses O_DIRECT
+// (tmpfs) reads through the page cache.
+TEST(Source, DirectReadsGiveTheFilesBytesAlignedOrNot) {
+  const auto bytes = random_bytes((std::size_t{3} << 20) + 3 * 4096 + 5, 17);
+  TempFile file(bytes, "levelhist-source-");
+  {
+    ScopedEnv never("LEVELHIST_DIRECT_IO", "0");
+    EXPECT_FALSE(FileSource(file.path.string()).direct_io());
+  }
+  ScopedEnv direct("LEVELHIST_DIRECT_IO", "1");
+  FileSource source(file.path.string());
+  std::cout << "O_DIRECT on " << file.path.parent_path() << ": " << (source.direct_io() ? "yes" : "refused") << "\n";
+  const std::size_t room = bytes.size() + 2 * 4096;
+  std::unique_ptr<unsigned char, decltype(&std::free)> buffer(
+      static_cast<unsigned char*>(std::aligned_alloc(4096, (room + 4095) / 4096 * 4096)), &std::free);
+  ASSERT_NE(buffer.get(), nullptr);
+  struct Read {
+    std::size_t dst_offset, bytes;
+    std::uint64_t at;
+  };
+  const std::uint64_t size = bytes.size();
+  for (const Read& r : {Read{0, 1 << 20, 0}, Read{0, 8192, 4096}, Read{0, 2 << 20, 1 << 20},  // aligned
+                        Read{0, 4 << 20, 3 << 20},                                            // to the unaligned end
+                        Read{1, 4096, 4096}, Read{0, 4096, 100}, Read{0, 1000, 8192},         // unaligned
+                        Read{0, 4096, size - 5}, Read{0, 4096, size}}) {
+    std::memset(buffer.get(), 0xA5, room);
+    const std::size_t got = source.read_at(buffer.get() + r.dst_offset, r.bytes, r.at);
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(r.bytes, size - std::min(r.at, size)));
+    ASSERT_EQ(got, want) << r.at;
+    EXPECT_EQ(std::memcmp(buffer.get() + r.dst_offset, bytes.data() + std::min(r.at, size), got), 0) << r.at;
+  }
+  // A whole fill through it equals memory.
+  const Plan plan(Request::counts(SampleType::u8, Binning::per_value(SampleType::u8)), cpu());
+  FileSource again(file.path.string());
+  Histogram h(plan.request().binning);
+  EXPECT_EQ(plan.fill(h, again), bytes.size());
+  EXPECT_EQ(values(h), values(from_memory(plan, bytes)));
 }
 
 TEST(Source, MissingFileNamesItself) {

@@ -14,6 +14,7 @@
 // pixels (packed, `channels` samples each) can come from a source; weights,
 // batches and N-d points come from memory (Plan::fill with an Input).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -64,13 +65,25 @@ class FdSource : public Source {
   std::uint64_t begin_ = 0, end_ = 0, pos_ = 0;  // positional: [begin_, end_), pos_ the next read()'s offset
 };
 
-// A file by path, opened read-only and closed with the source.
+// A file by path, opened read-only and closed with the source. A file larger
+// than the machine's memory is also opened with O_DIRECT: reads whose
+// buffer, offset and length are multiples of 4096 bytes (the CUDA path's
+// pinned chunks) then bypass the page cache, which such a file would only
+// churn; other reads, and file systems without O_DIRECT, go through the
+// page cache. LEVELHIST_DIRECT_IO=1 asks for O_DIRECT at any size, =0 never.
 class FileSource : public FdSource {
  public:
   explicit FileSource(const std::string& path);
   ~FileSource() override;
   FileSource(const FileSource&) = delete;
   FileSource& operator=(const FileSource&) = delete;
+  std::size_t read_at(void* dst, std::size_t bytes, std::uint64_t offset) override;
+  // Whether aligned reads bypass the page cache (O_DIRECT open and not refused).
+  bool direct_io() const { return direct_fd_ >= 0 && direct_ok_.load(std::memory_order_relaxed); }
+
+ private:
+  int direct_fd_ = -1;
+  std::atomic<bool> direct_ok_{true};
 };
 
 }  // namespace levelhist

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -106,12 +108,52 @@ int open_for_reading(const std::string& path) {
   return fd;
 }
 
+// O_DIRECT for a regular file larger than physical memory (or as
+// LEVELHIST_DIRECT_IO says); -1 where not wanted or not possible.
+int open_direct(const std::string& path, std::uint64_t size) {
+  const char* env = std::getenv("LEVELHIST_DIRECT_IO");
+  const std::string choice = env ? env : "";
+  if (choice == "0") return -1;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const std::uint64_t memory =
+      pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  if (choice != "1" && !(memory > 0 && size > memory)) return -1;
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT);  // EINVAL on tmpfs: -1, buffered reads
+}
+
 }  // namespace
 
-FileSource::FileSource(const std::string& path) : FdSource(open_for_reading(path), "'" + path + "'") {}
+FileSource::FileSource(const std::string& path) : FdSource(open_for_reading(path), "'" + path + "'") {
+  if (positional_) direct_fd_ = open_direct(path, end_);
+}
 
 FileSource::~FileSource() {
+  if (direct_fd_ >= 0) ::close(direct_fd_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t FileSource::read_at(void* dst, std::size_t bytes, std::uint64_t offset) {
+  constexpr std::uint64_t kAlign = 4096;
+  const std::uint64_t at = begin_ + offset;
+  if (!direct_io() || at >= end_) return FdSource::read_at(dst, bytes, offset);
+  bytes = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, end_ - at));
+  if ((reinterpret_cast<std::uintptr_t>(dst) | at | bytes) % kAlign != 0) return FdSource::read_at(dst, bytes, offset);
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n =
+        ::pread(direct_fd_, static_cast<unsigned char*>(dst) + got, bytes - got, static_cast<off_t>(at + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINVAL) {  // refused after all: the page cache from now on
+      direct_ok_.store(false, std::memory_order_relaxed);
+      break;
+    }
+    if (n < 0) read_failed(name_, errno);
+    got += static_cast<std::size_t>(n);
+    // An early end (the buffered read below says what happened) or an odd length: the rest buffered.
+    if (n == 0 || n % kAlign != 0) break;
+  }
+  if (got < bytes) got += FdSource::read_at(static_cast<unsigned char*>(dst) + got, bytes - got, offset + got);
+  return got;
 }
 
 namespace detail {
