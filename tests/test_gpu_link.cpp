@@ -57,7 +57,6 @@ std::vector<std::uint64_t> slots_of(const Plan& plan, const Input& input) {
   return out;
 }
 
-
 // ---- the split's model (no GPU needed) ---------------------------------------------
 
 double model_seconds(const ::levelhist::detail::UnitSplit& s, double unit_bytes, const ::levelhist::detail::SideModel& cpu,
