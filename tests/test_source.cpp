@@ -45,7 +45,6 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-
 std::vector<std::uint64_t> values(const Histogram& h) { return {h.slots().begin(), h.slots().end()}; }
 
 Histogram from_memory(const Plan& plan, const std::vector<unsigned char>& bytes) {
