@@ -1,6 +1,7 @@
 // levelhist bench: the benchmark behind `levelhist bench`.
 #pragma once
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,14 @@ void print_error(const std::string& message, const std::string& fix);
 // print_error for a caught exception; returns the exit status: 2 for a usage
 // error, 1 for anything else. `help` is the command whose --help says more.
 int report_error(const std::exception& e, const std::string& help);
+
+struct BenchOptions;
+// The start of a GPU mode of the benchmark (`levelhist bench --sort`, ...):
+// parses `args`, less the mode's own `flag`, into `o`; prints the help
+// (`usage`, then the options every mode takes), or says that there is no GPU.
+// Returns the exit status where the mode stops there (0 after the help, 1
+// without a GPU), nothing where it runs.
+std::optional<int> begin_gpu_mode(const std::vector<std::string>& args, const std::string& flag,
+                                  const std::string& usage, BenchOptions& o);
 
 }  // namespace levelhist::bench

@@ -46,6 +46,24 @@ int report_error(const std::exception& e, const std::string& help) {
   return error && error->kind() == ErrorKind::usage ? 2 : 1;
 }
 
+std::optional<int> begin_gpu_mode(const std::vector<std::string>& args, const std::string& flag,
+                                  const std::string& usage, BenchOptions& o) {
+  std::vector<std::string> rest;
+  for (const std::string& a : args)
+    if (a != flag) rest.push_back(a);
+  o = parse_bench_options(rest);
+  if (o.help) {
+    std::cout << usage << bench_help();
+    return 0;
+  }
+  if (cuda::device_count() == 0) {
+    print_error("bench " + flag + ": no CUDA GPU (" + cuda::describe_device() + ")",
+                "run it on a machine with an NVIDIA GPU");
+    return 1;
+  }
+  return std::nullopt;
+}
+
 int bench_main(const std::vector<std::string>& args) {
   // The CPU benchmark has its own options: hand everything over untouched.
   if (std::find(args.begin(), args.end(), "--cpu") != args.end()) return cpu_bench_main(args);

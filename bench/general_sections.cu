@@ -614,15 +614,8 @@ int general_bench_main(const std::vector<std::string>& args) {
     }
     rest.push_back(a);
   }
-  BenchOptions o = parse_bench_options(rest);
-  if (o.help) {
-    std::cout << general_bench_help() << "\n" << bench_help();
-    return 0;
-  }
-  if (cuda::device_count() == 0) {
-    print_error("bench --general: no CUDA GPU (" + cuda::describe_device() + ")", "run it on a machine with an NVIDIA GPU");
-    return 1;
-  }
+  BenchOptions o;
+  if (const auto status = begin_gpu_mode(rest, "--general", general_bench_help() + "\n", o)) return *status;
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --general on %s\n", bench.results().device.describe().c_str());
   Side side(bench, o);

@@ -267,22 +267,14 @@ void weighted_section(Runner& r, u64 n) {
 }  // namespace
 
 int shape_bench_main(const std::vector<std::string>& args) {
-  std::vector<std::string> rest;
-  for (const std::string& a : args)
-    if (a != "--shapes") rest.push_back(a);
-  BenchOptions o = parse_bench_options(rest);
-  if (o.help) {
-    std::cout << "Usage: levelhist bench --shapes [--quick] [OPTION]...\n"
-                 "Batches (segments, offsets, tiles), N-d histograms (joint u8, 2-D f32) and deterministic\n"
-                 "weighted sums, beside the read limit and CUB where it has an equivalent; see\n"
-                 "bench/shape_sections.hpp.\n\n"
-              << bench_help();
-    return 0;
-  }
-  if (cuda::device_count() == 0) {
-    print_error("bench --shapes: no CUDA GPU (" + cuda::describe_device() + ")", "run it on a machine with an NVIDIA GPU");
-    return 1;
-  }
+  BenchOptions o;
+  if (const auto status = begin_gpu_mode(args, "--shapes",
+                                         "Usage: levelhist bench --shapes [--quick] [OPTION]...\n"
+                                         "Batches (segments, offsets, tiles), N-d histograms (joint u8, 2-D f32) and "
+                                         "deterministic\nweighted sums, beside the read limit and CUB where it has an "
+                                         "equivalent; see\nbench/shape_sections.hpp.\n\n",
+                                         o))
+    return *status;
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --shapes on %s\n", bench.results().device.describe().c_str());
   Runner r(bench, o);

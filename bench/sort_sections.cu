@@ -203,21 +203,14 @@ void sparse_section(Runner& r, u64 n) {
 }  // namespace
 
 int sort_bench_main(const std::vector<std::string>& args) {
-  std::vector<std::string> rest;
-  for (const std::string& a : args)
-    if (a != "--sort") rest.push_back(a);
-  BenchOptions o = parse_bench_options(rest);
-  if (o.help) {
-    std::cout << "Usage: levelhist bench --sort [--quick] [OPTION]...\n"
-                 "Counting sort (u8, u16) and sparse histograms (u32 keys): CPU and GPU side by side with\n"
-                 "std::sort and CUB's radix sort; see bench/sort_sections.hpp.\n\n"
-              << bench_help();
-    return 0;
-  }
-  if (cuda::device_count() == 0) {
-    print_error("bench --sort: no CUDA GPU (" + cuda::describe_device() + ")", "run it on a machine with an NVIDIA GPU");
-    return 1;
-  }
+  BenchOptions o;
+  if (const auto status = begin_gpu_mode(args, "--sort",
+                                         "Usage: levelhist bench --sort [--quick] [OPTION]...\n"
+                                         "Counting sort (u8, u16) and sparse histograms (u32 keys): CPU and GPU side "
+                                         "by side with\nstd::sort and CUB's radix sort; see "
+                                         "bench/sort_sections.hpp.\n\n",
+                                         o))
+    return *status;
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --sort on %s\n", bench.results().device.describe().c_str());
   Runner r(bench, o);
