@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare]...
+#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|study]...
 #   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
@@ -9,6 +9,9 @@
 # Environment:
 #   BENCH_ARGS    extra levelhist-bench arguments, e.g. --quick or --sections headline,latency
 #   GTEST_FILTER  restrict the tests
+#   BUILD_TARGETS build only these targets (space-separated; default: everything), e.g.
+#                 small_calls_study for a short lease
+#   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
 #   ARCH          CUDA architectures (default 90)
 #   CMAKE_ARGS    more configure arguments, e.g. -DLEVELHIST_JSON_INCLUDE_DIR=... where
 #                 nlohmann/json is not installed (the Python module is always built)
@@ -39,7 +42,10 @@ build_tree() {  # source build-dir log-name
   # shellcheck disable=SC2086
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DCMAKE_CUDA_FLAGS="-Xptxas=-v" "${extra[@]}" ${CMAKE_ARGS:-} >"/tmp/$3-configure.log" 2>&1 || { tail -20 "/tmp/$3-configure.log"; return 1; }
-  cmake --build "$2" -j"$(nproc)" >"/tmp/$3-build.log" 2>&1 || { grep -E "error" "/tmp/$3-build.log" | head -40; return 1; }
+  local targets=()
+  # shellcheck disable=SC2206
+  [ "$2" = build-device ] && [ -n "${BUILD_TARGETS:-}" ] && targets=(--target ${BUILD_TARGETS})
+  cmake --build "$2" -j"$(nproc)" "${targets[@]}" >"/tmp/$3-build.log" 2>&1 || { grep -E "error" "/tmp/$3-build.log" | head -40; return 1; }
 }
 
 if want build; then
@@ -121,5 +127,12 @@ if want compare; then
       [ $rc -ne 0 ] && status=1
     done
   done
+fi
+if want study; then
+  # The lane-column kernel's variants at 4 KiB - 256 MiB, in one run beside the read limit.
+  ./build-device/small_calls_study "${STUDY_ROUNDS:-15}" >"$out/study.txt" 2>&1
+  rc=$?
+  cat "$out/study.txt"
+  [ $rc -ne 0 ] && status=1
 fi
 exit $status

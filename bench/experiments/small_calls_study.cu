@@ -38,14 +38,10 @@ constexpr int kMaxTimelineBlocks = 1024;
 __device__ long long g_marks[kMaxTimelineBlocks][lc::kMarks];
 __device__ unsigned long long g_start_ns[kMaxTimelineBlocks];
 
-// A variant: the library's policy with another grid rule or fold layout.
-template <std::uint64_t DirectBytesPerBlock, unsigned MaxDirectBlocks, std::uint64_t MaxDirectBytes,
-          int FoldCopies = lc::LaneColumnsPolicy::kFoldCopies, bool Timeline = false>
-struct StudyPolicy : lc::LaneColumnsPolicy {
-  static constexpr std::uint64_t kDirectBytesPerBlock = DirectBytesPerBlock;
-  static constexpr unsigned int kMaxDirectBlocks = MaxDirectBlocks;
-  static constexpr std::uint64_t kMaxDirectBytes = MaxDirectBytes;
-  static constexpr int kFoldCopies = FoldCopies;
+// A variant: the library's policy with another grid rule, loop or fold
+// layout (Base), and the timeline's marks when Timeline is set.
+template <class Base, bool Timeline>
+struct Timed : Base {
   static __device__ void mark(lc::Mark m) {
     if constexpr (Timeline) {
       if (blockIdx.x < kMaxTimelineBlocks) {
@@ -70,23 +66,75 @@ struct Variant {
   lc::Grid (*grid)(std::uint64_t);
 };
 
-template <std::uint64_t B, unsigned D, std::uint64_t M, int C = lc::LaneColumnsPolicy::kFoldCopies>
+template <class Policy>
 Variant variant(const char* name, const char* what) {
-  return {name, what, lc::launch<StudyPolicy<B, D, M, C>>, lc::launch<StudyPolicy<B, D, M, C, true>>,
-          lc::grid<StudyPolicy<B, D, M, C>>};
+  return {name, what, lc::launch<Timed<Policy, false>>, lc::launch<Timed<Policy, true>>,
+          lc::grid<Timed<Policy, false>>};
 }
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
+using Lib = lc::LaneColumnsPolicy;
+struct OneCopy : Lib {
+  static constexpr int kFoldCopies = 1;
+};
+struct EightCopies : Lib {
+  static constexpr int kFoldCopies = 8;
+};
+// Middle sizes (4-32 MiB): each block of the library's fold reads one step
+// (32 KiB) and ends, so a block's loads and its counting never overlap. Fewer
+// blocks with several steps each, as many on every SM, and (prefetch) the next
+// step's loads in flight while the thread counts this one.
+struct Fold64 : Lib {
+  static constexpr std::uint64_t kFoldBytesPerBlock = 64 * KiB;
+};
+struct Fold128 : Lib {
+  static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
+};
+struct Waves64 : Fold64 {
+  static constexpr bool kFoldWholeWaves = true;
+};
+struct Waves128 : Fold128 {
+  static constexpr bool kFoldWholeWaves = true;
+};
+struct Prefetch : Lib {  // 64 registers: two blocks of 512 per SM
+  static constexpr bool kPrefetch = true;
+  static constexpr int kMinBlocksPerSM = 2;
+};
+struct PrefetchWaves64 : Waves64 {
+  static constexpr bool kPrefetch = true;
+  static constexpr int kMinBlocksPerSM = 2;
+};
+struct PrefetchWaves128 : Waves128 {
+  static constexpr bool kPrefetch = true;
+  static constexpr int kMinBlocksPerSM = 2;
+};
+struct PrefetchWaves128Fold2M : PrefetchWaves128 {  // 2-4 MiB folded too
+  static constexpr std::uint64_t kMaxDirectBytes = 2 * MiB;
+};
+struct Wide1024 : Lib {  // one block of 1024 per SM: one set of columns to clear and sum
+  static constexpr int kBlockThreads = 1024;
+  static constexpr int kMinBlocksPerSM = 1;
+  static constexpr int kDirectMinBlocksPerSM = 1;
+  static constexpr bool kPrefetch = true;
+  static constexpr bool kFoldWholeWaves = true;
+  static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
+};
+
 std::vector<Variant> variants() {
   return {
-      variant<16 * KiB, 128, 4 * MiB>("lib", "the library's policy: direct up to 4 MiB, 16 KiB/block, <= 128 blocks"),
-      variant<32 * KiB, 64, 2 * MiB>("d32k", "direct up to 2 MiB, 32 KiB/block (the rule before change 9)"),
-      variant<8 * KiB, 128, 4 * MiB>("d8k", "direct up to 4 MiB, 8 KiB/block, <= 128 blocks"),
-      variant<16 * KiB, 256, 8 * MiB>("d256", "direct up to 8 MiB, 16 KiB/block, <= 256 blocks"),
-      variant<16 * KiB, 128, 0>("fold", "always the fold, 32 KiB/block"),
-      variant<16 * KiB, 128, 4 * MiB, 1>("lib_c1", "the library's rule, fold accumulators in 1 copy (before change 12)"),
-      variant<16 * KiB, 128, 4 * MiB, 8>("lib_c8", "the library's rule, fold accumulators in 8 copies"),
+      variant<Lib>("lib", "the library's policy: direct up to 4 MiB (16 KiB/block, <= 128), fold 32 KiB/block"),
+      variant<OneCopy>("lib_c1", "the library's rule, fold accumulators in 1 copy (before change 12)"),
+      variant<EightCopies>("lib_c8", "the library's rule, fold accumulators in 8 copies"),
+      variant<Fold64>("f64k", "fold 64 KiB/block (two steps a thread)"),
+      variant<Fold128>("f128k", "fold 128 KiB/block"),
+      variant<Waves64>("w64k", "fold 64 KiB/block, rounded up to whole blocks per SM"),
+      variant<Waves128>("w128k", "fold 128 KiB/block, whole blocks per SM"),
+      variant<Prefetch>("pf", "the library's grid, next step's loads before counting (2 blocks/SM)"),
+      variant<PrefetchWaves64>("pw64k", "prefetch, fold 64 KiB/block, whole blocks per SM"),
+      variant<PrefetchWaves128>("pw128k", "prefetch, fold 128 KiB/block, whole blocks per SM"),
+      variant<PrefetchWaves128Fold2M>("pw128k2m", "pw128k, direct only up to 2 MiB"),
+      variant<Wide1024>("t1024", "1024 threads, 1 block/SM, prefetch, fold 128 KiB/block, whole waves"),
   };
 }
 
@@ -104,7 +152,9 @@ int run_study(int argc, char** argv) {
   std::printf("# small_calls_study on %s, %d SMs, L2 %d MiB; %d rounds round-robin\n", prop.name,
               prop.multiProcessorCount, prop.l2CacheSize >> 20, rounds);
 
-  const std::vector<std::uint64_t> sizes = {4 * KiB, 64 * KiB, 1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
+  // 12,000,000: a 12-megapixel photograph's bytes; 33,177,600: a 4K RGBA frame.
+  const std::vector<std::uint64_t> sizes = {4 * KiB,  64 * KiB,   1 * MiB,   2 * MiB,  4 * MiB,  8 * MiB,
+                                            12000000, 16 * MiB,   32 * MiB,  33177600, 64 * MiB, 256 * MiB};
   const std::uint64_t max_n = sizes.back();
   std::vector<unsigned char> host(max_n + 64);
   std::mt19937_64 rng(20261124);
@@ -124,6 +174,7 @@ int run_study(int argc, char** argv) {
   LEVELHIST_CUDA_CHECK(cudaStreamCreate(&stream));
   const levelhist::BinIndexer indexer = levelhist::make_indexer(levelhist::Binning::per_value(levelhist::SampleType::u8));
   const auto vs = variants();
+  for (const auto& v : vs) std::printf("# %-10s %s\n", v.name, v.what);
 
   // ---- correctness: each variant, each size (+5 bytes, from offset 3), twice
   // (the second call must not see the first's state), workspace zero after.
@@ -208,7 +259,6 @@ int run_study(int argc, char** argv) {
     for (void* w : places) std::printf(" %10llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(w) & 0xffffff));
     std::printf("\n");
     for (const auto& v : vs) {
-      if (std::string(v.name) != "lib" && std::string(v.name) != "lib_c1" && std::string(v.name) != "lib_c8") continue;
       std::vector<std::vector<double>> samples(kPlaces);
       for (int r = 0; r < rounds; ++r)
         for (int k = 0; k < kPlaces; ++k)

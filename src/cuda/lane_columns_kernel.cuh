@@ -146,7 +146,9 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // (launch bounds of the fold and the direct kernel), kUnroll (16-byte loads in
 // flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
 // kMaxDirectBytes and kFoldBytesPerBlock (see grid()), kFoldCopies (copies of
-// the fold's accumulators, <= kMaxFoldCopies), and mark(Mark), a timing hook.
+// the fold's accumulators, <= kMaxFoldCopies), kPrefetch (the next step's
+// loads before this step's counting), kFoldWholeWaves (a fold grid of whole
+// blocks per SM), and mark(Mark), a timing hook.
 template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
@@ -187,12 +189,12 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   uint4 v[kUnroll];
   // One step: kUnroll loads, each guarded, all in flight together (a remainder
   // loop would wait one round trip per word: 13.4 us at 16 MiB, change 3).
-  auto load_step = [&](unsigned int first) {
+  auto load_step_into = [&](uint4(&dst)[kUnroll], unsigned int first) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (first + u * stride < words) v[u] = __ldg(body + first + u * stride);
+      if (first + u * stride < words) dst[u] = __ldg(body + first + u * stride);
   };
-  load_step(i);
+  load_step_into(v, i);
 
   for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)
     reinterpret_cast<uint4*>(columns)[k] = make_uint4(0, 0, 0, 0);
@@ -225,10 +227,22 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // Full steps: the counting unguarded (a guard per word made each word a
   // divergent region, BSSY/BSYNC in the SASS), the next step's loads guarded
   // (predicated, no branch) and issued as soon as their registers are free.
+  // With Policy::kPrefetch the next step's loads go out before this step is
+  // counted (twice the registers for words), so that a thread's counting
+  // overlaps its own next round trip, not only other warps'.
   for (; i + (kUnroll - 1) * stride < words; i += kUnroll * stride) {
+    if constexpr (Policy::kPrefetch) {
+      uint4 next[kUnroll];
+      load_step_into(next, i + kUnroll * stride);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) count_vector(v[u]);
-    load_step(i + kUnroll * stride);
+      for (int u = 0; u < kUnroll; ++u) count_vector(v[u]);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = next[u];
+    } else {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) count_vector(v[u]);
+      load_step_into(v, i + kUnroll * stride);
+    }
   }
   // The last, partial step (fewer than kUnroll words left for this thread).
 #pragma unroll
@@ -328,7 +342,14 @@ Grid grid(std::uint64_t n) {
             blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
   }
   const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
-  return {Path::fold, blocks(Policy::kFoldBytesPerBlock, resident)};
+  int fold_blocks = blocks(Policy::kFoldBytesPerBlock, resident);
+  if constexpr (Policy::kFoldWholeWaves) {
+    // As many blocks on every SM: a grid of 1.5 blocks per SM leaves half the
+    // SMs counting twice as long as the others.
+    const int sms = sm_count();
+    fold_blocks = std::min(resident, (fold_blocks + sms - 1) / sms * sms);
+  }
+  return {Path::fold, fold_blocks};
 }
 
 template <class Policy>

@@ -39,6 +39,8 @@ struct LaneColumnsPolicy {
   // on 256 addresses serialize, more in some L2 slices than others. With 4
   // copies: 9.41-9.54 at all 8 addresses tried (small_calls_study, change 12).
   static constexpr int kFoldCopies = 4;
+  static constexpr bool kPrefetch = false;
+  static constexpr bool kFoldWholeWaves = false;
   static __device__ void mark(Mark) {}
 };
 
