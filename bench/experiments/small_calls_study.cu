@@ -121,19 +121,39 @@ struct Wide1024 : Lib {  // one block of 1024 per SM: one set of columns to clea
   static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
 };
 
+struct PrefetchWaves128Rows : PrefetchWaves128 {
+  static constexpr bool kVectorRowSums = true;
+};
+struct PrefetchWaves128Copies8 : PrefetchWaves128Rows {
+  static constexpr int kFoldCopies = 8;
+};
+// The direct path (no accumulators, no ticket, no last block's fold) at the
+// middle sizes too, over whole waves of blocks.
+struct DirectWaves : PrefetchWaves128Rows {
+  static constexpr std::uint64_t kMaxDirectBytes = 64 * MiB;
+  static constexpr std::uint64_t kDirectBytesPerBlock = 128 * KiB;
+  static constexpr unsigned int kMaxDirectBlocks = 1024;
+  static constexpr bool kDirectWholeWaves = true;
+};
+struct DirectWaves32 : DirectWaves {
+  static constexpr std::uint64_t kMaxDirectBytes = 32 * MiB;
+};
+struct DirectWaves64k : DirectWaves {
+  static constexpr std::uint64_t kDirectBytesPerBlock = 64 * KiB;
+};
+
 std::vector<Variant> variants() {
   return {
       variant<Lib>("lib", "the library's policy: direct up to 4 MiB (16 KiB/block, <= 128), fold 32 KiB/block"),
-      variant<OneCopy>("lib_c1", "the library's rule, fold accumulators in 1 copy (before change 12)"),
-      variant<EightCopies>("lib_c8", "the library's rule, fold accumulators in 8 copies"),
-      variant<Fold64>("f64k", "fold 64 KiB/block (two steps a thread)"),
       variant<Fold128>("f128k", "fold 128 KiB/block"),
-      variant<Waves64>("w64k", "fold 64 KiB/block, rounded up to whole blocks per SM"),
       variant<Waves128>("w128k", "fold 128 KiB/block, whole blocks per SM"),
       variant<Prefetch>("pf", "the library's grid, next step's loads before counting (2 blocks/SM)"),
-      variant<PrefetchWaves64>("pw64k", "prefetch, fold 64 KiB/block, whole blocks per SM"),
       variant<PrefetchWaves128>("pw128k", "prefetch, fold 128 KiB/block, whole blocks per SM"),
-      variant<PrefetchWaves128Fold2M>("pw128k2m", "pw128k, direct only up to 2 MiB"),
+      variant<PrefetchWaves128Rows>("pw128kr", "pw128k, row sums in 16-byte loads"),
+      variant<PrefetchWaves128Copies8>("pw128kr8", "pw128kr, fold accumulators in 8 copies"),
+      variant<DirectWaves>("dw", "pw128kr, direct up to 64 MiB, 128 KiB/block, whole blocks per SM"),
+      variant<DirectWaves32>("dw32m", "dw up to 32 MiB"),
+      variant<DirectWaves64k>("dw64k", "dw, 64 KiB/block"),
       variant<Wide1024>("t1024", "1024 threads, 1 block/SM, prefetch, fold 128 KiB/block, whole waves"),
   };
 }

@@ -147,8 +147,9 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
 // kMaxDirectBytes and kFoldBytesPerBlock (see grid()), kFoldCopies (copies of
 // the fold's accumulators, <= kMaxFoldCopies), kPrefetch (the next step's
-// loads before this step's counting), kFoldWholeWaves (a fold grid of whole
-// blocks per SM), and mark(Mark), a timing hook.
+// loads before this step's counting), kFoldWholeWaves and kDirectWholeWaves
+// (grids of whole blocks per SM), kVectorRowSums (16-byte loads for the row
+// sums), and mark(Mark), a timing hook.
 template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
@@ -263,8 +264,20 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   unsigned int sum = 0;
   if (threadIdx.x < kBins) {
     const int bin = threadIdx.x;
+    if constexpr (Policy::kVectorRowSums) {
+      // Eight 16-byte loads instead of 32 4-byte ones; staggered by 16 bytes so
+      // that each quarter warp (the unit of a 16-byte shared load) reads 8
+      // different 4-bank groups.
+      const uint4* row = reinterpret_cast<const uint4*>(columns + bin * kLanes);
+#pragma unroll
+      for (int c = 0; c < kLanes / 4; ++c) {
+        const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
+        sum += q.x + q.y + q.z + q.w;
+      }
+    } else {
 #pragma unroll 8
-    for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
+      for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
+    }
   }
 
   if constexpr (kDirect) {
@@ -338,8 +351,13 @@ Grid grid(std::uint64_t n) {
   };
   if (n <= Policy::kMaxDirectBytes) {
     const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads);
-    return {Path::direct,
-            blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
+    const int most = static_cast<int>(std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident));
+    int direct_blocks = blocks(Policy::kDirectBytesPerBlock, most);
+    if constexpr (Policy::kDirectWholeWaves) {
+      const int sms = sm_count();
+      direct_blocks = std::min(most, (direct_blocks + sms - 1) / sms * sms);
+    }
+    return {Path::direct, direct_blocks};
   }
   const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
   int fold_blocks = blocks(Policy::kFoldBytesPerBlock, resident);

@@ -41,6 +41,8 @@ struct LaneColumnsPolicy {
   static constexpr int kFoldCopies = 4;
   static constexpr bool kPrefetch = false;
   static constexpr bool kFoldWholeWaves = false;
+  static constexpr bool kDirectWholeWaves = false;
+  static constexpr bool kVectorRowSums = false;
   static __device__ void mark(Mark) {}
 };
 
