@@ -75,57 +75,23 @@ Variant variant(const char* name, const char* what) {
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 using Lib = lc::LaneColumnsPolicy;
-struct OneCopy : Lib {
-  static constexpr int kFoldCopies = 1;
-};
-struct EightCopies : Lib {
-  static constexpr int kFoldCopies = 8;
-};
 // Middle sizes (4-32 MiB): each block of the library's fold reads one step
 // (32 KiB) and ends, so a block's loads and its counting never overlap. Fewer
 // blocks with several steps each, as many on every SM, and (prefetch) the next
 // step's loads in flight while the thread counts this one.
-struct Fold64 : Lib {
-  static constexpr std::uint64_t kFoldBytesPerBlock = 64 * KiB;
-};
 struct Fold128 : Lib {
   static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
 };
-struct Waves64 : Fold64 {
-  static constexpr bool kFoldWholeWaves = true;
-};
 struct Waves128 : Fold128 {
   static constexpr bool kFoldWholeWaves = true;
-};
-struct Prefetch : Lib {  // 64 registers: two blocks of 512 per SM
-  static constexpr bool kPrefetch = true;
-  static constexpr int kMinBlocksPerSM = 2;
-};
-struct PrefetchWaves64 : Waves64 {
-  static constexpr bool kPrefetch = true;
-  static constexpr int kMinBlocksPerSM = 2;
 };
 struct PrefetchWaves128 : Waves128 {
   static constexpr bool kPrefetch = true;
   static constexpr int kMinBlocksPerSM = 2;
 };
-struct PrefetchWaves128Fold2M : PrefetchWaves128 {  // 2-4 MiB folded too
-  static constexpr std::uint64_t kMaxDirectBytes = 2 * MiB;
-};
-struct Wide1024 : Lib {  // one block of 1024 per SM: one set of columns to clear and sum
-  static constexpr int kBlockThreads = 1024;
-  static constexpr int kMinBlocksPerSM = 1;
-  static constexpr int kDirectMinBlocksPerSM = 1;
-  static constexpr bool kPrefetch = true;
-  static constexpr bool kFoldWholeWaves = true;
-  static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
-};
 
 struct PrefetchWaves128Rows : PrefetchWaves128 {
   static constexpr bool kVectorRowSums = true;
-};
-struct PrefetchWaves128Copies8 : PrefetchWaves128Rows {
-  static constexpr int kFoldCopies = 8;
 };
 // The direct path (no accumulators, no ticket, no last block's fold) at the
 // middle sizes too, over whole waves of blocks.
@@ -138,23 +104,30 @@ struct DirectWaves : PrefetchWaves128Rows {
 struct DirectWaves32 : DirectWaves {
   static constexpr std::uint64_t kMaxDirectBytes = 32 * MiB;
 };
-struct DirectWaves64k : DirectWaves {
-  static constexpr std::uint64_t kDirectBytesPerBlock = 64 * KiB;
+
+// The counter's address in one byte permutation (128 KiB of dynamic shared
+// memory: one block per SM).
+struct DirectWavesPermuted : DirectWaves {
+  static constexpr bool kPermutedAddress = true;
+};
+struct DirectWavesPermuted1024 : DirectWavesPermuted {
+  static constexpr int kBlockThreads = 1024;
+  static constexpr int kMinBlocksPerSM = 1;
+  static constexpr int kDirectMinBlocksPerSM = 1;
+};
+struct PrefetchWaves128Permuted : PrefetchWaves128Rows {
+  static constexpr bool kPermutedAddress = true;
 };
 
 std::vector<Variant> variants() {
   return {
       variant<Lib>("lib", "the library's policy: direct up to 4 MiB (16 KiB/block, <= 128), fold 32 KiB/block"),
-      variant<Fold128>("f128k", "fold 128 KiB/block"),
-      variant<Waves128>("w128k", "fold 128 KiB/block, whole blocks per SM"),
-      variant<Prefetch>("pf", "the library's grid, next step's loads before counting (2 blocks/SM)"),
-      variant<PrefetchWaves128>("pw128k", "prefetch, fold 128 KiB/block, whole blocks per SM"),
       variant<PrefetchWaves128Rows>("pw128kr", "pw128k, row sums in 16-byte loads"),
-      variant<PrefetchWaves128Copies8>("pw128kr8", "pw128kr, fold accumulators in 8 copies"),
       variant<DirectWaves>("dw", "pw128kr, direct up to 64 MiB, 128 KiB/block, whole blocks per SM"),
       variant<DirectWaves32>("dw32m", "dw up to 32 MiB"),
-      variant<DirectWaves64k>("dw64k", "dw, 64 KiB/block"),
-      variant<Wide1024>("t1024", "1024 threads, 1 block/SM, prefetch, fold 128 KiB/block, whole waves"),
+      variant<DirectWavesPermuted>("dwp", "dw, the counter's address in one byte permutation"),
+      variant<DirectWavesPermuted1024>("dwp1024", "dwp, 1024 threads a block"),
+      variant<PrefetchWaves128Permuted>("pw128kp", "pw128kr, the counter's address in one byte permutation"),
   };
 }
 

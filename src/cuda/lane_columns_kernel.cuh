@@ -93,6 +93,26 @@ __device__ __forceinline__ void sync_block_unaligned() { asm volatile("barrier.s
 
 enum class Path { direct, fold };
 
+// Policy::kPermutedAddress: the columns in dynamic shared memory, rows 256
+// bytes apart (the first 128 used) in a 64 KiB-aligned region of the block's
+// window, so that a byte's counter address, region | byte << 8 | lane * 4, is
+// one byte permutation (PRMT) of the sample word with a per-thread key. The
+// default layout takes a shift, a mask-and-or and an add of the array's base
+// (4 instructions a byte with the atomic; 2 here). Any 16-byte-aligned window
+// of kPermutedWindowBytes holds such a region.
+constexpr unsigned int kPermutedWindowBytes = 128 * 1024;
+template <class Policy>
+constexpr std::size_t dynamic_shared_bytes() {
+  return Policy::kPermutedAddress ? kPermutedWindowBytes : 0;
+}
+
+// A shared-memory atomic increment at a shared-window address (no return
+// value: RED, as atomicAdd with an unused result compiles to). Volatile keeps
+// it in order with the block's barriers (also volatile asm).
+__device__ __forceinline__ void shared_increment(unsigned int address) {
+  asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(address));
+}
+
 // A call's bytes: `head` before the first 16-byte boundary, `words` whole
 // 16-byte words, `tail` bytes after them. Found on the host and passed as a
 // kernel parameter, so that none of it holds a register while the words are
@@ -149,7 +169,7 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // the fold's accumulators, <= kMaxFoldCopies), kPrefetch (the next step's
 // loads before this step's counting), kFoldWholeWaves and kDirectWholeWaves
 // (grids of whole blocks per SM), kVectorRowSums (16-byte loads for the row
-// sums), and mark(Mark), a timing hook.
+// sums), kPermutedAddress (see above), and mark(Mark), a timing hook.
 template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
@@ -161,7 +181,19 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // The threads that read and count: all but the flag warp of a direct call.
   constexpr int kCounting = kDirect ? kThreads - 32 : kThreads;
   static_assert(kCounting >= kBins, "thread b adds the row sum of byte value b");
-  __shared__ alignas(16) unsigned int columns[kBins * kLanes];  // columns[bin * 32 + lane]
+  constexpr bool kPermuted = Policy::kPermutedAddress;
+  constexpr int kRowWords = kPermuted ? 2 * kLanes : kLanes;  // columns[bin * kRowWords + lane]
+  unsigned int* columns;
+  unsigned int region = 0;  // kPermuted: the columns' shared-window address (64 KiB-aligned)
+  if constexpr (kPermuted) {
+    extern __shared__ uint4 window[];
+    const auto base = static_cast<unsigned int>(__cvta_generic_to_shared(window));
+    region = (base + 0xffffu) & ~0xffffu;
+    columns = reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(window) + (region - base));
+  } else {
+    __shared__ alignas(16) unsigned int static_columns[kBins * kLanes];
+    columns = static_columns;
+  }
   if (threadIdx.x == 0) Policy::mark(kMarkStart);
 
   if (kDirect && static_cast<int>(threadIdx.x) >= kCounting) {
@@ -197,8 +229,8 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   };
   load_step_into(v, i);
 
-  for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)
-    reinterpret_cast<uint4*>(columns)[k] = make_uint4(0, 0, 0, 0);
+  for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)  // the used 128 bytes of each row
+    reinterpret_cast<uint4*>(columns)[k / (kLanes / 4) * (kRowWords / 4) + k % (kLanes / 4)] = make_uint4(0, 0, 0, 0);
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
 
@@ -211,12 +243,25 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   auto count_at = [&](unsigned int offset) {
     atomicAdd(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(columns) + offset), 1u);
   };
-  auto count_byte = [&](unsigned int byte) { count_at(byte * 128 | lane_offset); };
+  // kPermuted: bytes 0 and 2-3 of the key are the lane's offset and the
+  // region's; __byte_perm puts sample byte k between them.
+  const unsigned int key = region | lane_offset;
+  auto count_byte = [&](unsigned int byte) {
+    if constexpr (kPermuted) shared_increment(key | byte << 8);
+    else count_at(byte * 128 | lane_offset);
+  };
   auto count_word = [&](unsigned int w) {
-    count_at(((w << 7) & 0x7f80) | lane_offset);
-    count_at(((w >> 1) & 0x7f80) | lane_offset);
-    count_at(((w >> 9) & 0x7f80) | lane_offset);
-    count_at(((w >> 17) & 0x7f80) | lane_offset);
+    if constexpr (kPermuted) {
+      shared_increment(__byte_perm(w, key, 0x7604));
+      shared_increment(__byte_perm(w, key, 0x7614));
+      shared_increment(__byte_perm(w, key, 0x7624));
+      shared_increment(__byte_perm(w, key, 0x7634));
+    } else {
+      count_at(((w << 7) & 0x7f80) | lane_offset);
+      count_at(((w >> 1) & 0x7f80) | lane_offset);
+      count_at(((w >> 9) & 0x7f80) | lane_offset);
+      count_at(((w >> 17) & 0x7f80) | lane_offset);
+    }
   };
 
   auto count_vector = [&](uint4 w) {
@@ -264,11 +309,11 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   unsigned int sum = 0;
   if (threadIdx.x < kBins) {
     const int bin = threadIdx.x;
-    if constexpr (Policy::kVectorRowSums) {
+    if constexpr (Policy::kVectorRowSums || kPermuted) {
       // Eight 16-byte loads instead of 32 4-byte ones; staggered by 16 bytes so
       // that each quarter warp (the unit of a 16-byte shared load) reads 8
       // different 4-bank groups.
-      const uint4* row = reinterpret_cast<const uint4*>(columns + bin * kLanes);
+      const uint4* row = reinterpret_cast<const uint4*>(columns + bin * kRowWords);
 #pragma unroll
       for (int c = 0; c < kLanes / 4; ++c) {
         const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
@@ -350,7 +395,8 @@ Grid grid(std::uint64_t n) {
     return static_cast<int>(std::clamp<std::uint64_t>((n + bytes_per_block - 1) / bytes_per_block, 1, most));
   };
   if (n <= Policy::kMaxDirectBytes) {
-    const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads);
+    allow_dynamic_shared(kernel<Policy, Path::direct>, dynamic_shared_bytes<Policy>());
+    const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
     const int most = static_cast<int>(std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident));
     int direct_blocks = blocks(Policy::kDirectBytesPerBlock, most);
     if constexpr (Policy::kDirectWholeWaves) {
@@ -359,7 +405,8 @@ Grid grid(std::uint64_t n) {
     }
     return {Path::direct, direct_blocks};
   }
-  const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads);
+  allow_dynamic_shared(kernel<Policy, Path::fold>, dynamic_shared_bytes<Policy>());
+  const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
   int fold_blocks = blocks(Policy::kFoldBytesPerBlock, resident);
   if constexpr (Policy::kFoldWholeWaves) {
     // As many blocks on every SM: a grid of 1.5 blocks per SM leaves half the
@@ -377,10 +424,10 @@ void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std:
   const Split bytes = split(samples, n);
   auto* ws = static_cast<Workspace*>(workspace);
   if (g.path == Path::direct)
-    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, 0, stream>>>(samples, bytes, ws, slots, accumulate,
+    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, dynamic_shared_bytes<Policy>(), stream>>>(samples, bytes, ws, slots, accumulate,
                                                                                   is_signed, indexer);
   else
-    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, 0, stream>>>(samples, bytes, ws, slots, accumulate,
+    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, dynamic_shared_bytes<Policy>(), stream>>>(samples, bytes, ws, slots, accumulate,
                                                                                 is_signed, indexer);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }

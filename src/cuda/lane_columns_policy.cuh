@@ -43,6 +43,7 @@ struct LaneColumnsPolicy {
   static constexpr bool kFoldWholeWaves = false;
   static constexpr bool kDirectWholeWaves = false;
   static constexpr bool kVectorRowSums = false;
+  static constexpr bool kPermutedAddress = false;
   static __device__ void mark(Mark) {}
 };
 
