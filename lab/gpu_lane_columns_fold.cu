@@ -16,7 +16,7 @@ namespace levelhist::strategies {
 namespace {
 
 struct FoldOnlyPolicy : cuda_detail::lane_columns::LaneColumnsPolicy {
-  static constexpr std::uint64_t kMaxDirectBytes = 0;
+  static constexpr std::uint64_t kMaxDirectBytes = 0;  // every call folds
 };
 
 }  // namespace

@@ -77,34 +77,21 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 using Lib = lc::LaneColumnsPolicy;
 // Middle sizes (4-32 MiB): each block of the library's fold reads one step
 // (32 KiB) and ends, so a block's loads and its counting never overlap. Fewer
-// blocks with several steps each, as many on every SM, and (prefetch) the next
-// step's loads in flight while the thread counts this one.
-struct Fold128 : Lib {
-  static constexpr std::uint64_t kFoldBytesPerBlock = 128 * KiB;
-};
-struct Waves128 : Fold128 {
-  static constexpr bool kFoldWholeWaves = true;
-};
-struct PrefetchWaves128 : Waves128 {
+// blocks with several steps each, as many on every SM, the next step's loads
+// in flight while the thread counts this one (prefetch; 56 registers: two
+// blocks of 512 per SM), and row sums in 16-byte loads.
+struct PrefetchWaves128 : Lib {
+  static constexpr std::uint64_t kLargeBytesPerBlock = 128 * KiB;
+  static constexpr bool kLargeWholeWaves = true;
   static constexpr bool kPrefetch = true;
   static constexpr int kMinBlocksPerSM = 2;
-};
-
-struct PrefetchWaves128Rows : PrefetchWaves128 {
   static constexpr bool kVectorRowSums = true;
 };
-// The direct path (no accumulators, no ticket, no last block's fold) at the
-// middle sizes too, over whole waves of blocks.
-struct DirectWaves : PrefetchWaves128Rows {
-  static constexpr std::uint64_t kMaxDirectBytes = 64 * MiB;
-  static constexpr std::uint64_t kDirectBytesPerBlock = 128 * KiB;
-  static constexpr unsigned int kMaxDirectBlocks = 1024;
-  static constexpr bool kDirectWholeWaves = true;
+// The direct path (no accumulators, no ticket, no last block's fold) for large
+// calls too.
+struct DirectWaves : PrefetchWaves128 {
+  static constexpr lc::Path kLargePath = lc::Path::direct;
 };
-struct DirectWaves32 : DirectWaves {
-  static constexpr std::uint64_t kMaxDirectBytes = 32 * MiB;
-};
-
 // The counter's address in one byte permutation (128 KiB of dynamic shared
 // memory: one block per SM).
 struct DirectWavesPermuted : DirectWaves {
@@ -115,19 +102,18 @@ struct DirectWavesPermuted1024 : DirectWavesPermuted {
   static constexpr int kMinBlocksPerSM = 1;
   static constexpr int kDirectMinBlocksPerSM = 1;
 };
-struct PrefetchWaves128Permuted : PrefetchWaves128Rows {
-  static constexpr bool kPermutedAddress = true;
+struct DirectWavesPermuted1024Small2 : DirectWavesPermuted1024 {  // small calls: 2 MiB at most
+  static constexpr std::uint64_t kMaxDirectBytes = 2 * MiB;
 };
 
 std::vector<Variant> variants() {
   return {
       variant<Lib>("lib", "the library's policy: direct up to 4 MiB (16 KiB/block, <= 128), fold 32 KiB/block"),
-      variant<PrefetchWaves128Rows>("pw128kr", "pw128k, row sums in 16-byte loads"),
-      variant<DirectWaves>("dw", "pw128kr, direct up to 64 MiB, 128 KiB/block, whole blocks per SM"),
-      variant<DirectWaves32>("dw32m", "dw up to 32 MiB"),
+      variant<PrefetchWaves128>("pw128k", "prefetch, fold 128 KiB/block over whole waves, vector row sums"),
+      variant<DirectWaves>("dw", "pw128k, large calls direct (no fold)"),
       variant<DirectWavesPermuted>("dwp", "dw, the counter's address in one byte permutation"),
       variant<DirectWavesPermuted1024>("dwp1024", "dwp, 1024 threads a block"),
-      variant<PrefetchWaves128Permuted>("pw128kp", "pw128kr, the counter's address in one byte permutation"),
+      variant<DirectWavesPermuted1024Small2>("dwp1024s2", "dwp1024, the small-call rule up to 2 MiB"),
   };
 }
 
@@ -214,27 +200,39 @@ int run_study(int argc, char** argv) {
     LEVELHIST_CUDA_CHECK(cudaEventDestroy(b));
     return 1000.0 * ms / calls;  // microseconds per call
   };
-  std::printf("\nmicroseconds per call, back to back (median of %d samples; each sample >= 200 calls)\n", rounds);
-  std::printf("%-10s %8s", "n", "limit");
-  for (const auto& v : vs) std::printf(" %10s", v.name);
-  std::printf("   blocks(lib)\n");
-  for (std::uint64_t n : sizes) {
-    const int calls = static_cast<int>(std::clamp<std::uint64_t>(200 * MiB / std::max<std::uint64_t>(n, 1), 200, 2000));
-    std::vector<std::vector<double>> samples(vs.size() + 1);
-    auto limit = [&] { levelhist::bench::stream_read(d_data, n, d_sink, stream); };
-    for (int warm = 0; warm < 3; ++warm) {
-      time_calls(limit, calls / 4 + 1);
-      for (const auto& v : vs) time_calls([&] { v.launch(d_data, n, d_ws, d_slots, false, false, indexer, stream); }, calls / 4 + 1);
+  // Two tables: "warm" calls read the same bytes each time (below the L2's
+  // size they stay in it: the rate of shared atomics bounds the count there);
+  // "cold" calls rotate over copies filling at least 3x the L2, as
+  // `levelhist bench` does, so each call reads its input from DRAM.
+  const std::uint64_t l2 = static_cast<std::uint64_t>(prop.l2CacheSize);
+  for (const bool cold : {false, true}) {
+    std::printf("\nmicroseconds per call, back to back, %s (median of %d samples; each sample >= 200 calls)\n",
+                cold ? "cold: rotating over >= 3x L2 of copies" : "warm: the same bytes every call", rounds);
+    std::printf("%-10s %8s", "n", "limit");
+    for (const auto& v : vs) std::printf(" %10s", v.name);
+    std::printf("   blocks(lib)\n");
+    for (std::uint64_t n : sizes) {
+      const int calls = static_cast<int>(std::clamp<std::uint64_t>(200 * MiB / std::max<std::uint64_t>(n, 1), 200, 2000));
+      const std::uint64_t spacing = (n + 255) / 256 * 256;
+      const std::uint64_t copies = cold ? std::max<std::uint64_t>(1, std::min((max_n - n) / spacing + 1, (3 * l2 + n - 1) / n)) : 1;
+      std::uint64_t next = 0;
+      auto input = [&] { return d_data + (next++ % copies) * spacing; };
+      std::vector<std::vector<double>> samples(vs.size() + 1);
+      auto limit = [&] { levelhist::bench::stream_read(input(), n, d_sink, stream); };
+      auto call = [&](const Variant& v) { v.launch(input(), n, d_ws, d_slots, false, false, indexer, stream); };
+      for (int warm = 0; warm < 3; ++warm) {
+        time_calls(limit, calls / 4 + 1);
+        for (const auto& v : vs) time_calls([&] { call(v); }, calls / 4 + 1);
+      }
+      for (int r = 0; r < rounds; ++r) {
+        samples[0].push_back(time_calls(limit, calls));
+        for (std::size_t k = 0; k < vs.size(); ++k) samples[k + 1].push_back(time_calls([&] { call(vs[k]); }, calls));
+      }
+      std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
+      for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
+      std::printf("   %d%s, %llu cop%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold",
+                  static_cast<unsigned long long>(copies), copies == 1 ? "y" : "ies");
     }
-    for (int r = 0; r < rounds; ++r) {
-      samples[0].push_back(time_calls(limit, calls));
-      for (std::size_t k = 0; k < vs.size(); ++k)
-        samples[k + 1].push_back(time_calls(
-            [&] { vs[k].launch(d_data, n, d_ws, d_slots, false, false, indexer, stream); }, calls));
-    }
-    std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
-    for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
-    std::printf("   %d%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold");
   }
 
   // ---- where the workspace sits: the fold's hot accumulators and ticket live

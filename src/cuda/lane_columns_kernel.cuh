@@ -165,11 +165,11 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // Policy members: kBlockThreads, kMinBlocksPerSM and kDirectMinBlocksPerSM
 // (launch bounds of the fold and the direct kernel), kUnroll (16-byte loads in
 // flight per thread), the grid rule's kDirectBytesPerBlock, kMaxDirectBlocks,
-// kMaxDirectBytes and kFoldBytesPerBlock (see grid()), kFoldCopies (copies of
-// the fold's accumulators, <= kMaxFoldCopies), kPrefetch (the next step's
-// loads before this step's counting), kFoldWholeWaves and kDirectWholeWaves
-// (grids of whole blocks per SM), kVectorRowSums (16-byte loads for the row
-// sums), kPermutedAddress (see above), and mark(Mark), a timing hook.
+// kMaxDirectBytes, kLargePath, kLargeBytesPerBlock and kLargeWholeWaves (see
+// grid()), kFoldCopies (copies of the fold's accumulators, <= kMaxFoldCopies),
+// kPrefetch (the next step's loads before this step's counting),
+// kVectorRowSums (16-byte loads for the row sums), kPermutedAddress (see
+// above), and mark(Mark), a timing hook.
 template <class Policy, Path kPath>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
@@ -381,13 +381,21 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
 
 // The grid of a call of n bytes. Small calls (n <= kMaxDirectBytes) take the
 // direct path with one block per kDirectBytesPerBlock, at most kMaxDirectBlocks;
-// larger ones the fold with one block per kFoldBytesPerBlock. Never more blocks
-// than fit at once: a direct call's blocks wait for block 0's flag, and a
-// persistent grid is what large calls want anyway.
+// larger ones Policy::kLargePath with one block per kLargeBytesPerBlock,
+// rounded up to as many blocks on every SM where kLargeWholeWaves (a grid of
+// 1.5 blocks per SM leaves half the SMs counting twice as long as the others).
+// Never more blocks than fit at once: a direct call's blocks wait for block
+// 0's flag, and a persistent grid is what large calls want anyway.
 struct Grid {
   Path path;
   int blocks;
 };
+
+template <class Policy, Path kPath>
+int resident_grid() {
+  allow_dynamic_shared(kernel<Policy, kPath>, dynamic_shared_bytes<Policy>());
+  return resident_blocks(kernel<Policy, kPath>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
+}
 
 template <class Policy>
 Grid grid(std::uint64_t n) {
@@ -395,26 +403,16 @@ Grid grid(std::uint64_t n) {
     return static_cast<int>(std::clamp<std::uint64_t>((n + bytes_per_block - 1) / bytes_per_block, 1, most));
   };
   if (n <= Policy::kMaxDirectBytes) {
-    allow_dynamic_shared(kernel<Policy, Path::direct>, dynamic_shared_bytes<Policy>());
-    const int resident = resident_blocks(kernel<Policy, Path::direct>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
-    const int most = static_cast<int>(std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident));
-    int direct_blocks = blocks(Policy::kDirectBytesPerBlock, most);
-    if constexpr (Policy::kDirectWholeWaves) {
-      const int sms = sm_count();
-      direct_blocks = std::min(most, (direct_blocks + sms - 1) / sms * sms);
-    }
-    return {Path::direct, direct_blocks};
+    const int resident = resident_grid<Policy, Path::direct>();
+    return {Path::direct, blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
   }
-  allow_dynamic_shared(kernel<Policy, Path::fold>, dynamic_shared_bytes<Policy>());
-  const int resident = resident_blocks(kernel<Policy, Path::fold>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
-  int fold_blocks = blocks(Policy::kFoldBytesPerBlock, resident);
-  if constexpr (Policy::kFoldWholeWaves) {
-    // As many blocks on every SM: a grid of 1.5 blocks per SM leaves half the
-    // SMs counting twice as long as the others.
+  const int resident = resident_grid<Policy, Policy::kLargePath>();
+  int large_blocks = blocks(Policy::kLargeBytesPerBlock, resident);
+  if constexpr (Policy::kLargeWholeWaves) {
     const int sms = sm_count();
-    fold_blocks = std::min(resident, (fold_blocks + sms - 1) / sms * sms);
+    large_blocks = std::min(resident, (large_blocks + sms - 1) / sms * sms);
   }
-  return {Path::fold, fold_blocks};
+  return {Policy::kLargePath, large_blocks};
 }
 
 template <class Policy>

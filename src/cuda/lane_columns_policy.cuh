@@ -32,7 +32,9 @@ struct LaneColumnsPolicy {
   // Large calls: one full step of kUnroll 16-byte loads per thread per block
   // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
   // slower at 2-16 MiB (changes 2 and 7).
-  static constexpr std::uint64_t kFoldBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  static constexpr Path kLargePath = Path::fold;
+  static constexpr std::uint64_t kLargeBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  static constexpr bool kLargeWholeWaves = false;
   // The fold's accumulators in 4 copies (block b adds into copy b % 4): with
   // one, a 16 MiB call took 9.46 or 11.07 us depending on where the workspace
   // sat (alternate addresses 0x2200 apart, one H200 run): 512 blocks' atomics
@@ -40,8 +42,6 @@ struct LaneColumnsPolicy {
   // copies: 9.41-9.54 at all 8 addresses tried (small_calls_study, change 12).
   static constexpr int kFoldCopies = 4;
   static constexpr bool kPrefetch = false;
-  static constexpr bool kFoldWholeWaves = false;
-  static constexpr bool kDirectWholeWaves = false;
   static constexpr bool kVectorRowSums = false;
   static constexpr bool kPermutedAddress = false;
   static __device__ void mark(Mark) {}
