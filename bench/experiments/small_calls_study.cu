@@ -75,45 +75,35 @@ Variant variant(const char* name, const char* what) {
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 using Lib = lc::LaneColumnsPolicy;
-// Middle sizes (4-32 MiB): each block of the library's fold reads one step
-// (32 KiB) and ends, so a block's loads and its counting never overlap. Fewer
-// blocks with several steps each, as many on every SM, the next step's loads
-// in flight while the thread counts this one (prefetch; 56 registers: two
-// blocks of 512 per SM), and row sums in 16-byte loads.
-struct PrefetchWaves128 : Lib {
-  static constexpr std::uint64_t kLargeBytesPerBlock = 128 * KiB;
-  static constexpr bool kLargeWholeWaves = true;
-  static constexpr bool kPrefetch = true;
-  static constexpr int kMinBlocksPerSM = 2;
-  static constexpr bool kVectorRowSums = true;
+// The library's policy before change 13 (docs/PERFORMANCE.md section 4): small
+// calls direct, larger ones folded over blocks of one 32 KiB step each, up to
+// four per SM; no prefetch, scalar row sums, the shift-and-mask address.
+struct Before13 : Lib {
+  static constexpr int kMinBlocksPerSM = 4;
+  static constexpr bool kPrefetch = false;
+  static constexpr bool kVectorRowSums = false;
+  static constexpr bool kPermutedAddress = false;
+  static constexpr lc::Path kLargePath = lc::Path::fold;
+  static constexpr std::uint64_t kLargeBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
+  static constexpr bool kLargeWholeWaves = false;
 };
-// The direct path (no accumulators, no ticket, no last block's fold) for large
-// calls too.
-struct DirectWaves : PrefetchWaves128 {
-  static constexpr lc::Path kLargePath = lc::Path::direct;
+// The library's policy with large calls folded (the accumulators, the ticket
+// and the last block's fold at the end).
+struct LibFold : Lib {
+  static constexpr lc::Path kLargePath = lc::Path::fold;
 };
-// The counter's address in one byte permutation (128 KiB of dynamic shared
-// memory: one block per SM).
-struct DirectWavesPermuted : DirectWaves {
-  static constexpr bool kPermutedAddress = true;
-};
-struct DirectWavesPermuted1024 : DirectWavesPermuted {
-  static constexpr int kBlockThreads = 1024;
-  static constexpr int kMinBlocksPerSM = 1;
-  static constexpr int kDirectMinBlocksPerSM = 1;
-};
-struct DirectWavesPermuted1024Small2 : DirectWavesPermuted1024 {  // small calls: 2 MiB at most
-  static constexpr std::uint64_t kMaxDirectBytes = 2 * MiB;
+// The library's policy with the shift-and-mask address (4 instructions a byte).
+struct LibShift : Lib {
+  static constexpr bool kPermutedAddress = false;
 };
 
 std::vector<Variant> variants() {
   return {
-      variant<Lib>("lib", "the library's policy: direct up to 4 MiB (16 KiB/block, <= 128), fold 32 KiB/block"),
-      variant<PrefetchWaves128>("pw128k", "prefetch, fold 128 KiB/block over whole waves, vector row sums"),
-      variant<DirectWaves>("dw", "pw128k, large calls direct (no fold)"),
-      variant<DirectWavesPermuted>("dwp", "dw, the counter's address in one byte permutation"),
-      variant<DirectWavesPermuted1024>("dwp1024", "dwp, 1024 threads a block"),
-      variant<DirectWavesPermuted1024Small2>("dwp1024s2", "dwp1024, the small-call rule up to 2 MiB"),
+      variant<Before13>("before13", "the library before change 13: fold over 32 KiB blocks above 4 MiB"),
+      variant<Lib>("lib", "the library's policy (512 threads; the library uses it up to 32 MiB)"),
+      variant<lc::LaneColumnsWidePolicy>("wide", "the library's policy above 32 MiB (1024 threads)"),
+      variant<LibFold>("lib_fold", "lib, large calls folded"),
+      variant<LibShift>("lib_shift", "lib, the shift-and-mask address"),
   };
 }
 

@@ -9,7 +9,8 @@
 
 namespace levelhist::strategies {
 
-const Strategy gpu_lane_columns = cuda_detail::lane_columns::make_strategy<cuda_detail::lane_columns::LaneColumnsPolicy>(
+const Strategy gpu_lane_columns = cuda_detail::lane_columns::make_strategy<cuda_detail::lane_columns::LaneColumnsPolicy,
+                                                                           cuda_detail::lane_columns::LaneColumnsWidePolicy>(
     "gpu_lane_columns",
     "32 lane-column copies per block (h[bin][lane]), shared atomics, conflict-free for any data; one launch");
 

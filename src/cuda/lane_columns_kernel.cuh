@@ -17,10 +17,10 @@
 // thread, through the non-coherent path as the limit kernel reads.
 //
 // One launch, no zeroing kernel, and two ways to end a call, chosen on the host
-// by the size of the call (docs/PERFORMANCE.md section 4, changes 5, 6 and 9-11).
-// Both go through the shared BinIndexer, so any binning of 8-bit samples runs
-// at the same speed.
-// - Small calls (Path::direct, up to kMaxDirectBytes): block 0 clears the
+// by the policy and the size of the call (docs/PERFORMANCE.md section 4,
+// changes 5, 6, 9-11 and 13). Both go through the shared BinIndexer, so any
+// binning of 8-bit samples runs at the same speed.
+// - Path::direct (the library's, at every size): block 0 clears the
 //   caller's 64-bit slots and raises a flag in the workspace; every block adds
 //   its 256 row sums straight into the slots once it has seen the flag. No fold
 //   at the end. The clearing, the raise and the wait for the flag are the work
@@ -29,8 +29,10 @@
 //   them. A 1 MiB call's blocks took 5620 cycles with thread 0 waiting for the
 //   flag after the row sums, 4573 with the flag warp, 2955-3242 with the flag
 //   warp and twice as many blocks (small_calls_study; docs/PERFORMANCE.md
-//   section 4, change 9).
-// - Large calls (Path::fold): every warp counts; blocks add their row sums into
+//   section 4, change 9). The library's policy keeps at most one block per
+//   SM, so each slot sees at most one 64-bit addition per SM.
+// - Path::fold (the lab's gpu_lane_columns_fold and grids of hundreds of
+//   blocks): every warp counts; blocks add their row sums into
 //   32-bit accumulators in the workspace, spread over Policy::kFoldCopies
 //   copies; the last block to finish (a ticket, as in the CUDA samples'
 //   threadFenceReduction) folds them into the slots. Three round trips to L2

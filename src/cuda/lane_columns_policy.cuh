@@ -10,41 +10,60 @@ namespace levelhist::cuda_detail::lane_columns {
 
 // Tuning policy per GPU generation (plain data, as in CUB's dispatch layer).
 // sm_80 and sm_90 measured the same shape best; see docs/PERFORMANCE.md.
+// Every figure below is from small_calls_study, one run each.
 struct LaneColumnsPolicy {
   static constexpr int kBlockThreads = 512;
-  static constexpr int kMinBlocksPerSM = 4;  // 2048 threads per SM: keeps registers at <= 32
-  // A direct call has at most kMaxDirectBlocks (<= one per SM): occupancy does
-  // not matter, registers do (at 32 its loop spilled; at 2 blocks per SM, 64).
+  // The launch bounds' blocks per SM (registers: 64 at 2). The columns take
+  // 128 KiB of shared memory (kPermutedAddress), so one block per SM is
+  // resident in any case.
+  static constexpr int kMinBlocksPerSM = 2;
   static constexpr int kDirectMinBlocksPerSM = 2;
-  static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per iteration
-  // The grid rule, from small_calls_study (docs/PERFORMANCE.md section 4,
-  // change 9; every figure from one run). Small calls spread over more SMs than
-  // one step of loads per thread needs: at 1 MiB the blocks of 64 x 16 KiB
-  // ended 2955-3242 cycles after they started, those of 32 x 32 KiB 3496-3805
-  // (each SM counts half as many bytes); 128 x 8 KiB was no better than 64.
-  // The direct path's cost is its additions, one per block to each of the 256
-  // slots: up to 128 blocks it wins (4 MiB: 5.01-5.43 us in 128 blocks against
-  // 5.88-5.98 folded), at 256 it loses (2 MiB: 6.51 against 5.31; 4 MiB
-  // 6.13-6.21 against 5.88-5.98).
+  static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per step
+  // The next step's loads go out before this step is counted, so that a
+  // block's reading and counting overlap. With the large rule below, an H100's
+  // 16 MiB call (in L2) took 9.68 us under the old rule (512 blocks of one
+  // step, folded), 8.24 with prefetch alone, 8.20 with 128 KiB blocks over
+  // whole waves alone, 7.75 with both (one run).
+  static constexpr bool kPrefetch = true;
+  // Row sums in 16-byte shared loads (8 a thread instead of 32): 7.75 -> 7.61.
+  static constexpr bool kVectorRowSums = true;
+  // A counter's address is one byte permutation of the sample word (2
+  // instructions a byte with the atomic instead of 4): counting 128 KiB on
+  // an SM took 6157 -> 5479 cycles, 16 MiB 6.90 -> 6.61 us (in L2). What is
+  // left is the shared atomics' rate, ~24 bytes per cycle per SM.
+  static constexpr bool kPermutedAddress = true;
+  // Small calls: one block per kDirectBytesPerBlock, at most kMaxDirectBlocks,
+  // spread over more SMs than one step of loads per thread needs (at 1 MiB
+  // the blocks of 64 x 16 KiB ended 2955-3242 cycles after they started, those
+  // of 32 x 32 KiB 3496-3805; 128 x 8 KiB was no better than 64).
   static constexpr std::uint64_t kDirectBytesPerBlock = 16 * 1024;
   static constexpr unsigned int kMaxDirectBlocks = 128;
   static constexpr std::uint64_t kMaxDirectBytes = 4 * 1024 * 1024;
-  // Large calls: one full step of kUnroll 16-byte loads per thread per block
-  // (32 KiB), up to a persistent grid; 4 KiB and 16 KiB per block measured
-  // slower at 2-16 MiB (changes 2 and 7).
-  static constexpr Path kLargePath = Path::fold;
-  static constexpr std::uint64_t kLargeBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
-  static constexpr bool kLargeWholeWaves = false;
-  // The fold's accumulators in 4 copies (block b adds into copy b % 4): with
-  // one, a 16 MiB call took 9.46 or 11.07 us depending on where the workspace
-  // sat (alternate addresses 0x2200 apart, one H200 run): 512 blocks' atomics
-  // on 256 addresses serialize, more in some L2 slices than others. With 4
-  // copies: 9.41-9.54 at all 8 addresses tried (small_calls_study, change 12).
+  // Larger calls: also the direct path (the fold's accumulators, ticket and
+  // last block cost: 16 MiB 7.61 -> 6.98 us), one block per 128 KiB rounded up
+  // to whole waves, at most one block per SM: a block loops over several steps
+  // (one 32 KiB step per block and 512 blocks took 9.70 us; their starts
+  // spread over 2.2 us and their fold serialized in L2).
+  static constexpr Path kLargePath = Path::direct;
+  static constexpr std::uint64_t kLargeBytesPerBlock = 128 * 1024;
+  static constexpr bool kLargeWholeWaves = true;
+  // The fold's accumulators in 4 copies (block b adds into copy b % 4), for
+  // policies that fold (the lab's gpu_lane_columns_fold): with one, a 16 MiB
+  // call took 9.46 or 11.07 us depending on where the workspace sat.
   static constexpr int kFoldCopies = 4;
-  static constexpr bool kPrefetch = false;
-  static constexpr bool kVectorRowSums = false;
-  static constexpr bool kPermutedAddress = false;
+  // Calls above kWideFrom bytes run under WidePolicy.
+  static constexpr std::uint64_t kWideFrom = 32 * 1024 * 1024;
   static __device__ void mark(Mark) {}
+};
+
+// Calls above 32 MiB, read from DRAM: 1024 threads a block, twice the loads in
+// flight per SM. Cold (inputs rotating over 3x the L2) on an H100: 64 MiB
+// 26.22 -> 25.77 us, 256 MiB 91.64 -> 89.43 (the read limit: 89.20); at 16 MiB
+// in L2 it is slower (6.72 -> 7.00), hence the split.
+struct LaneColumnsWidePolicy : LaneColumnsPolicy {
+  static constexpr int kBlockThreads = 1024;
+  static constexpr int kMinBlocksPerSM = 1;
+  static constexpr int kDirectMinBlocksPerSM = 1;
 };
 
 }  // namespace levelhist::cuda_detail::lane_columns
