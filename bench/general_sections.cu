@@ -370,12 +370,14 @@ void cub_multi(Context& c, const Measurement& p, const unsigned char* d, u64 pix
   }, check);
 }
 
-void pixels_case(Context& c, const std::string& name, const std::string& title, unsigned channels, unsigned active) {
+// Pixels of c.bytes as one row, or (width > 0) one packed width x height frame.
+void pixels_case(Context& c, const std::string& name, const std::string& title, unsigned channels, unsigned active,
+                 u64 width = 0, u64 height = 0) {
   c.bench.begin_section({name, title, "", XKind::none});
   const Binning b = Binning::per_value(SampleType::u8);
-  const u64 pixels = c.bytes / channels, bytes = pixels * channels;
+  const u64 pixels = width ? width * height : c.bytes / channels, bytes = pixels * channels;
   const unsigned k = static_cast<unsigned>(std::popcount(active));
-  const PixelLayout layout{channels, active, pixels, 1, 0};
+  const PixelLayout layout = width ? PixelLayout{channels, active, width, height, 0} : PixelLayout{channels, active, pixels, 1, 0};
   const std::string problem = "u8, " + std::to_string(channels) + " channels (" + std::to_string(k) + " active), " +
                               b.describe() + " each";
   std::vector<unsigned char> host(bytes);
@@ -569,6 +571,10 @@ void run_cases(Context& c, const std::vector<std::string>& cases) {
   if (wants("rgba")) pixels_case(c, "rgba", "RGBA u8 pixels, 4 x 256 bins", 4, 0xF);
   if (wants("rgb_of_rgba")) pixels_case(c, "rgb_of_rgba", "RGB of RGBA u8 pixels (3 active channels of 4), 3 x 256 bins", 4, 0x7);
   if (wants("rgb24")) pixels_case(c, "rgb24", "RGB u8 pixels, 3 interleaved channels (24-bit pixels), 3 x 256 bins", 3, 0x7);
+  if (wants("frame_rgba_4k"))
+    pixels_case(c, "frame_rgba_4k", "one RGBA u8 frame, 3840 x 2160 (33 MB), 4 x 256 bins", 4, 0xF, 3840, 2160);
+  if (wants("frame_rgb_1080p"))
+    pixels_case(c, "frame_rgb_1080p", "one RGB u8 frame, 1920 x 1080 (6.2 MB), 3 x 256 bins", 3, 0x7, 1920, 1080);
   if (wants("weighted")) weighted_case(c);
   if (wants("u32_2e20")) u32_case(c, 20);
   if (wants("u32_2e24")) u32_case(c, 24);

@@ -17,9 +17,9 @@
 namespace levelhist::bench {
 
 // The cases, in the order they run.
-inline const std::vector<std::string> kGeneralCases = {"u16_4096", "u16_65536", "f32_1024",   "f32_1000",
-                                                       "f32_edges64", "rgba",  "rgb_of_rgba", "rgb24",
-                                                       "weighted", "u32_2e20", "u32_2e24"};
+inline const std::vector<std::string> kGeneralCases = {
+    "u16_4096",      "u16_65536",       "f32_1024", "f32_1000", "f32_edges64", "rgba",    "rgb_of_rgba",
+    "rgb24",         "frame_rgba_4k",   "frame_rgb_1080p", "weighted", "u32_2e20", "u32_2e24"};
 
 // `levelhist bench --general ...`: runs the cases, prints the report (the
 // bench's own formats and --out), returns the exit status (1 when any
