@@ -236,9 +236,10 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
 
-  // Counting a byte is one shared atomic at byte offset bin * 128 + lane * 4
-  // of the columns: a shift, one mask-and-or with the lane's offset, an add of
-  // the array's base and the ATOMS, 4 instructions per byte. A per-thread
+  // Without kPermutedAddress, counting a byte is one shared atomic at byte
+  // offset bin * 128 + lane * 4 of the columns: a shift, one mask-and-or with
+  // the lane's offset, an add of the array's base and the ATOMS, 4
+  // instructions per byte. A per-thread
   // column pointer plus bin * 32 words compiled to 4.75 and measured 1-2%
   // slower at 16-256 MiB in the same run (H100; docs/PERFORMANCE.md, change 11).
   const unsigned int lane_offset = (threadIdx.x & (kLanes - 1)) * 4;
@@ -406,7 +407,8 @@ Grid grid(std::uint64_t n) {
   };
   if (n <= Policy::kMaxDirectBytes) {
     const int resident = resident_grid<Policy, Path::direct>();
-    return {Path::direct, blocks(Policy::kDirectBytesPerBlock, std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident))};
+    const auto most = std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident);
+    return {Path::direct, blocks(Policy::kDirectBytesPerBlock, most)};
   }
   const int resident = resident_grid<Policy, Policy::kLargePath>();
   int large_blocks = blocks(Policy::kLargeBytesPerBlock, resident);
@@ -423,12 +425,13 @@ void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std:
   const Grid g = grid<Policy>(n);
   const Split bytes = split(samples, n);
   auto* ws = static_cast<Workspace*>(workspace);
+  const std::size_t smem = dynamic_shared_bytes<Policy>();
   if (g.path == Path::direct)
-    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, dynamic_shared_bytes<Policy>(), stream>>>(samples, bytes, ws, slots, accumulate,
-                                                                                  is_signed, indexer);
+    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots,
+                                                                                     accumulate, is_signed, indexer);
   else
-    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, dynamic_shared_bytes<Policy>(), stream>>>(samples, bytes, ws, slots, accumulate,
-                                                                                is_signed, indexer);
+    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots, accumulate,
+                                                                                   is_signed, indexer);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
