@@ -103,6 +103,8 @@ __device__ __forceinline__ void count_row(const unsigned char* row, std::uint64_
   unsigned* b[C];
   if constexpr (C != 3) rotated<C>(channel, head, 0, b);
   std::uint64_t w = rank;
+  // (Loading the next step before counting this one, as gpu_lane_columns
+  // does, needs more than the 64 registers of a 1024-thread block: it spilled.)
   for (; w + (U - 1) * group_size < words; w += U * group_size) {
     uint4 v[U];
 #pragma unroll
@@ -149,11 +151,17 @@ __global__ void __launch_bounds__(PixelLanePolicy::kThreads) pixel_lane_kernel(P
   }
   __syncthreads();
 
-  // Row sums, staggered so a warp reads 32 banks (TRISH's staggered indexing, §5.1), into the accumulators.
+  // Row sums into the accumulators: eight 16-byte loads a row, staggered so
+  // that each quarter warp reads 8 different 4-bank groups (TRISH's staggered
+  // indexing, §5.1, by 16 bytes).
   for (std::uint32_t r = threadIdx.x; r < a.hists * kValues; r += blockDim.x) {
+    const uint4* row = reinterpret_cast<const uint4*>(columns + r * kLanes);
     unsigned sum = 0;
-#pragma unroll 8
-    for (std::uint32_t c = 0; c < kLanes; ++c) sum += columns[r * kLanes + ((c + r) & (kLanes - 1))];
+#pragma unroll
+    for (std::uint32_t c = 0; c < kLanes / 4; ++c) {
+      const uint4 q = row[(c + r) & (kLanes / 4 - 1)];
+      sum += q.x + q.y + q.z + q.w;
+    }
     if (sum) atomicAdd(a.accum + r, sum);
   }
 
@@ -204,7 +212,14 @@ void launch(const RunArgs& a, PixelArgs args) {
       (bytes + PixelLanePolicy::kMinBytesPerBlock - 1) / PixelLanePolicy::kMinBytesPerBlock, 1, resident);
   const std::uint64_t block_bytes = std::uint64_t{16} * PixelLanePolicy::kThreads * PixelLanePolicy::kUnroll;
   std::uint64_t grid = wanted;
-  if (args.row_bytes >= block_bytes || args.height == 1) {
+  if (args.height == 1) {
+    // One row: from half the SMs up, whole waves of blocks (as many on every
+    // SM; at most the resident ones), so that no SM counts twice as long as
+    // another.
+    const std::uint64_t sms = static_cast<std::uint64_t>(cuda_detail::sm_count());
+    if (2 * wanted >= sms) grid = std::min(resident, (wanted + sms - 1) / sms * sms);
+    args.blocks_per_row = static_cast<std::uint32_t>(grid);
+  } else if (args.row_bytes >= block_bytes) {
     const std::uint64_t per_row = std::clamp<std::uint64_t>((args.row_bytes + block_bytes - 1) / block_bytes, 1, wanted);
     const std::uint64_t groups = std::clamp<std::uint64_t>(wanted / per_row, 1, args.height);
     args.blocks_per_row = static_cast<std::uint32_t>(per_row);
