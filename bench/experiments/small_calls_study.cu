@@ -66,9 +66,16 @@ struct Variant {
   lc::Grid (*grid)(std::uint64_t);
 };
 
+// A plain byte count (one byte position) under Policy.
+template <class Policy>
+void launch_bytes(const unsigned char* samples, std::uint64_t n, void* workspace, std::uint64_t* slots, bool accumulate,
+                  bool is_signed, const levelhist::BinIndexer& indexer, cudaStream_t stream) {
+  lc::launch<Policy>(samples, n, workspace, slots, accumulate, is_signed, indexer, stream);
+}
+
 template <class Policy>
 Variant variant(const char* name, const char* what) {
-  return {name, what, lc::launch<Timed<Policy, false>>, lc::launch<Timed<Policy, true>>,
+  return {name, what, launch_bytes<Timed<Policy, false>>, launch_bytes<Timed<Policy, true>>,
           lc::grid<Timed<Policy, false>>};
 }
 

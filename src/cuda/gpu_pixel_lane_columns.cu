@@ -22,12 +22,14 @@
 // last block folds them through the BinIndexer into the 64-bit slots and
 // leaves the workspace zero.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "core/pixels.hpp"
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "cuda/lane_columns_policy.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -197,7 +199,34 @@ bool supports(const Problem& p, std::string* why_not) {
 }
 
 std::size_t workspace_bytes(const Problem& p) {
-  return cuda_detail::general::round_up(std::size_t{detail::active_count(p.layout)} * kValues * 4, 256) + 256;
+  // The row kernel's accumulators and ticket, or gpu_lane_columns' workspace
+  // (run_positions): both leave theirs zero.
+  return std::max(cuda_detail::general::round_up(std::size_t{detail::active_count(p.layout)} * kValues * 4, 256) + 256,
+                  sizeof(cuda_detail::lane_columns::Workspace));
+}
+
+// One row of 1, 2 or 4 interleaved channels (a packed frame, a plain array):
+// byte p of every 32-bit word after the row's head has channel (head + p) mod
+// C, so gpu_lane_columns' kernel counts it with one set of columns per byte
+// position, at its speed (the row kernel below reads an RGBA frame at half
+// the read limit).
+void run_positions(const RunArgs& a, const PixelArgs& args, unsigned channels) {
+  namespace lc = cuda_detail::lane_columns;
+  const lc::Split split = lc::split(args.image, args.row_bytes);
+  lc::Positions positions;
+  positions.histograms = args.hists;
+  for (unsigned p = 0; p < 4; ++p) {
+    const unsigned c = (split.head + p) % channels;
+    positions.histogram[p] = (args.active >> c & 1u)
+                                 ? static_cast<unsigned char>(std::popcount(args.active & ((1u << c) - 1u)))
+                                 : lc::kNoHistogram;
+  }
+  if (args.row_bytes > lc::LaneColumnsPolicy::kWideFrom)
+    lc::launch<lc::LaneColumnsWidePolicy, 4>(args.image, args.row_bytes, a.workspace, a.slots, a.accumulate,
+                                              args.is_signed, a.indexer, stream_of(a), positions);
+  else
+    lc::launch<lc::LaneColumnsPolicy, 4>(args.image, args.row_bytes, a.workspace, a.slots, a.accumulate,
+                                          args.is_signed, a.indexer, stream_of(a), positions);
 }
 
 template <int C>
@@ -264,6 +293,10 @@ void run(const RunArgs& a) {
       LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, a.binning->slots() * args.hists * sizeof(std::uint64_t), stream_of(a)));
     return;
   }
+  if (args.height == 1 && g.channels != 3) {
+    run_positions(a, args, g.channels);
+    return;
+  }
   switch (g.channels) {
     case 1: launch<1>(a, args); break;
     case 2: launch<2>(a, args); break;
@@ -274,8 +307,10 @@ void run(const RunArgs& a) {
 
 std::vector<std::uint64_t> boundaries(const Problem&) {
   const std::uint64_t block_bytes = std::uint64_t{16} * PixelLanePolicy::kThreads * PixelLanePolicy::kUnroll;
+  using Lane = cuda_detail::lane_columns::LaneColumnsPolicy;
   return {15, 16, 17, 47, 48, 49, block_bytes - 1, block_bytes, block_bytes + 3, 2 * block_bytes + 1,
-          PixelLanePolicy::kMinBytesPerBlock};
+          PixelLanePolicy::kMinBytesPerBlock, Lane::kDirectBytesPerBlock + 4, Lane::kMaxDirectBytes + 12,
+          Lane::kWideFrom + 20};
 }
 
 }  // namespace

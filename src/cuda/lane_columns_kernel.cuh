@@ -102,11 +102,26 @@ enum class Path { direct, fold };
 // default layout takes a shift, a mask-and-or and an add of the array's base
 // (4 instructions a byte with the atomic; 2 here). Any 16-byte-aligned window
 // of kPermutedWindowBytes holds such a region.
-constexpr unsigned int kPermutedWindowBytes = 128 * 1024;
-template <class Policy>
+//
+// Positions (kPositions = 4, permuted layout and direct path only): one set of
+// columns per byte position of a 32-bit word, two sets per 64 KiB region (the
+// two halves of each row). Interleaved pixels of 1, 2 or 4 channels in one
+// row put channel (head + p) mod C at position p of every word after the
+// head, so an RGBA frame is counted by the same loop as a byte array.
+template <class Policy, int kPositions = 1>
 constexpr std::size_t dynamic_shared_bytes() {
-  return Policy::kPermutedAddress ? kPermutedWindowBytes : 0;
+  // The columns' regions, and up to 64 KiB before the first aligned one.
+  return Policy::kPermutedAddress ? std::size_t{64 * 1024} * (1 + (kPositions + 1) / 2) : 0;
 }
+
+// The histogram of each byte position (kNoHistogram: an inactive channel's
+// bytes, counted and dropped), and how many histograms of bins + 3 slots the
+// call's slots hold.
+constexpr unsigned char kNoHistogram = 0xff;
+struct Positions {
+  unsigned char histogram[4] = {0, 0, 0, 0};
+  unsigned int histograms = 1;
+};
 
 // A shared-memory atomic increment at a shared-window address (no return
 // value: RED, as atomicAdd with an unused result compiles to). Volatile keeps
@@ -172,11 +187,13 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // kPrefetch (the next step's loads before this step's counting),
 // kVectorRowSums (16-byte loads for the row sums), kPermutedAddress (see
 // above), and mark(Mark), a timing hook.
-template <class Policy, Path kPath>
+template <class Policy, Path kPath, int kPositions = 1>
 __global__ void __launch_bounds__(Policy::kBlockThreads,
                                   kPath == Path::direct ? Policy::kDirectMinBlocksPerSM : Policy::kMinBlocksPerSM)
     kernel(const unsigned char* samples, Split bytes, Workspace* ws, std::uint64_t* slots, bool accumulate,
-           bool is_signed, BinIndexer indexer) {
+           bool is_signed, BinIndexer indexer, Positions positions) {
+  static_assert(kPositions == 1 || (kPositions == 4 && Policy::kPermutedAddress && kPath == Path::direct),
+                "byte positions need the permuted layout and the direct path");
   constexpr int kThreads = Policy::kBlockThreads;
   constexpr int kUnroll = Policy::kUnroll;
   constexpr bool kDirect = kPath == Path::direct;
@@ -199,7 +216,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   if (threadIdx.x == 0) Policy::mark(kMarkStart);
 
   if (kDirect && static_cast<int>(threadIdx.x) >= kCounting) {
-    flag_warp<Policy>(ws, slots, indexer.bins + 3, accumulate);
+    flag_warp<Policy>(ws, slots, (indexer.bins + 3) * positions.histograms, accumulate);
     return;
   }
 
@@ -209,7 +226,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   const bool per_value = indexer.kind == BinKind::even && indexer.bins == kBins &&
                          indexer.lower == (is_signed ? -128.0 : 0.0) && indexer.upper == indexer.lower + kBins;
   std::uint64_t my_slot = 0;
-  if (threadIdx.x < kBins) {
+  if (threadIdx.x < kBins) {  // (with byte positions too: thread b sums bin b of each position)
     const int byte = threadIdx.x;
     if (per_value) my_slot = is_signed ? static_cast<std::uint64_t>(byte ^ 0x80) : byte;  // two's complement order
     else my_slot = indexer.slot(is_signed ? static_cast<double>(static_cast<signed char>(byte)) : static_cast<double>(byte));
@@ -231,8 +248,13 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   };
   load_step_into(v, i);
 
-  for (int k = threadIdx.x; k < kBins * kLanes / 4; k += kCounting)  // the used 128 bytes of each row
-    reinterpret_cast<uint4*>(columns)[k / (kLanes / 4) * (kRowWords / 4) + k % (kLanes / 4)] = make_uint4(0, 0, 0, 0);
+  // The used 128 bytes of each row: with byte positions, position p in
+  // region p / 2, half p % 2 of each row.
+  for (int k = threadIdx.x; k < kPositions * kBins * kLanes / 4; k += kCounting) {
+    const int p = k / (kBins * kLanes / 4), row = k / (kLanes / 4) % kBins, q = k % (kLanes / 4);
+    reinterpret_cast<uint4*>(reinterpret_cast<char*>(columns) + (p >> 1) * 0x10000 + row * kRowWords * 4 +
+                             (p & 1) * 128)[q] = make_uint4(0, 0, 0, 0);
+  }
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
 
@@ -246,19 +268,22 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   auto count_at = [&](unsigned int offset) {
     atomicAdd(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(columns) + offset), 1u);
   };
-  // kPermuted: bytes 0 and 2-3 of the key are the lane's offset and the
-  // region's; __byte_perm puts sample byte k between them.
-  const unsigned int key = region | lane_offset;
-  auto count_byte = [&](unsigned int byte) {
-    if constexpr (kPermuted) shared_increment(key | byte << 8);
+  // kPermuted: bytes 0 and 2-3 of a key are the lane's offset (and the row
+  // half of the byte position) and the region's; __byte_perm puts sample
+  // byte k between them.
+  unsigned int key[kPositions];
+#pragma unroll
+  for (int p = 0; p < kPositions; ++p) key[p] = (region + (p >> 1) * 0x10000) | (p & 1) << 7 | lane_offset;
+  auto count_byte = [&](unsigned int byte, unsigned int position) {
+    if constexpr (kPermuted) shared_increment(key[kPositions == 1 ? 0 : position & 3] | byte << 8);
     else count_at(byte * 128 | lane_offset);
   };
   auto count_word = [&](unsigned int w) {
     if constexpr (kPermuted) {
-      shared_increment(__byte_perm(w, key, 0x7604));
-      shared_increment(__byte_perm(w, key, 0x7614));
-      shared_increment(__byte_perm(w, key, 0x7624));
-      shared_increment(__byte_perm(w, key, 0x7634));
+      shared_increment(__byte_perm(w, key[0], 0x7604));
+      shared_increment(__byte_perm(w, key[kPositions == 1 ? 0 : 1], 0x7614));
+      shared_increment(__byte_perm(w, key[kPositions == 1 ? 0 : 2], 0x7624));
+      shared_increment(__byte_perm(w, key[kPositions == 1 ? 0 : 3], 0x7634));
     } else {
       count_at(((w << 7) & 0x7f80) | lane_offset);
       count_at(((w >> 1) & 0x7f80) | lane_offset);
@@ -300,12 +325,42 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // Bytes before the first 16-byte boundary and after the last one: block 0
   // counts them (at most 15 + 15 bytes), after the loop so that they hold no
   // registers while the words are in flight.
+  // A head byte k words before the body has position (k - head) mod 4, a tail
+  // byte t after it t mod 4.
   if (blockIdx.x == 0) {
-    if (threadIdx.x < bytes.head) count_byte(samples[threadIdx.x]);
-    if (threadIdx.x < bytes.tail) count_byte(reinterpret_cast<const unsigned char*>(body + words)[threadIdx.x]);
+    if (threadIdx.x < bytes.head) count_byte(samples[threadIdx.x], threadIdx.x - bytes.head);
+    if (threadIdx.x < bytes.tail)
+      count_byte(reinterpret_cast<const unsigned char*>(body + words)[threadIdx.x], threadIdx.x);
   }
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkCounted);
+
+  // Byte positions: thread b adds bin b's columns of each position (as below)
+  // straight into the slot of that position's histogram.
+  if constexpr (kPositions > 1) {
+    unsigned int sums[kPositions] = {};
+    if (threadIdx.x < kBins) {
+      const int bin = threadIdx.x;
+#pragma unroll
+      for (int p = 0; p < kPositions; ++p) {
+        const uint4* row = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(columns) + (p >> 1) * 0x10000 +
+                                                          bin * kRowWords * 4 + (p & 1) * 128);
+#pragma unroll
+        for (int c = 0; c < kLanes / 4; ++c) {
+          const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
+          sums[p] += q.x + q.y + q.z + q.w;
+        }
+      }
+    }
+    sync_block_unaligned();  // with the flag warp, which has seen block 0's flag
+    if (threadIdx.x == 0) Policy::mark(kMarkReady);
+#pragma unroll
+    for (int p = 0; p < kPositions; ++p)
+      if (sums[p] && positions.histogram[p] != kNoHistogram)
+        add_to_slot(&slots[positions.histogram[p] * (indexer.bins + 3) + my_slot], sums[p]);
+    if (threadIdx.x == 0) Policy::mark(kMarkEnd);
+    return;
+  }
 
   // Row sums: thread b adds bin b's 32 columns, starting at column b so the
   // lanes of a warp read 32 different banks (TRISH's staggered indexing, §5.1).
@@ -394,23 +449,24 @@ struct Grid {
   int blocks;
 };
 
-template <class Policy, Path kPath>
+template <class Policy, Path kPath, int kPositions>
 int resident_grid() {
-  allow_dynamic_shared(kernel<Policy, kPath>, dynamic_shared_bytes<Policy>());
-  return resident_blocks(kernel<Policy, kPath>, Policy::kBlockThreads, dynamic_shared_bytes<Policy>());
+  constexpr std::size_t smem = dynamic_shared_bytes<Policy, kPositions>();
+  allow_dynamic_shared(kernel<Policy, kPath, kPositions>, smem);
+  return resident_blocks(kernel<Policy, kPath, kPositions>, Policy::kBlockThreads, smem);
 }
 
-template <class Policy>
+template <class Policy, int kPositions = 1>
 Grid grid(std::uint64_t n) {
   auto blocks = [n](std::uint64_t bytes_per_block, std::uint64_t most) {
     return static_cast<int>(std::clamp<std::uint64_t>((n + bytes_per_block - 1) / bytes_per_block, 1, most));
   };
   if (n <= Policy::kMaxDirectBytes) {
-    const int resident = resident_grid<Policy, Path::direct>();
+    const int resident = resident_grid<Policy, Path::direct, kPositions>();
     const auto most = std::min<std::uint64_t>(Policy::kMaxDirectBlocks, resident);
     return {Path::direct, blocks(Policy::kDirectBytesPerBlock, most)};
   }
-  const int resident = resident_grid<Policy, Policy::kLargePath>();
+  const int resident = resident_grid<Policy, Policy::kLargePath, kPositions>();
   int large_blocks = blocks(Policy::kLargeBytesPerBlock, resident);
   if constexpr (Policy::kLargeWholeWaves) {
     const int sms = sm_count();
@@ -419,19 +475,27 @@ Grid grid(std::uint64_t n) {
   return {Policy::kLargePath, large_blocks};
 }
 
-template <class Policy>
+// kPositions = 4: `positions` says which histogram each byte position of a
+// word (after the head: split(samples, n).head) goes to.
+template <class Policy, int kPositions = 1>
 void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std::uint64_t* slots, bool accumulate,
-            bool is_signed, const BinIndexer& indexer, cudaStream_t stream) {
-  const Grid g = grid<Policy>(n);
+            bool is_signed, const BinIndexer& indexer, cudaStream_t stream, const Positions& positions = {}) {
+  const Grid g = grid<Policy, kPositions>(n);
   const Split bytes = split(samples, n);
   auto* ws = static_cast<Workspace*>(workspace);
-  const std::size_t smem = dynamic_shared_bytes<Policy>();
-  if (g.path == Path::direct)
+  constexpr std::size_t smem = dynamic_shared_bytes<Policy, kPositions>();
+  if constexpr (kPositions > 1) {
+    if (g.path != Path::direct) throw Error(ErrorKind::internal, "byte positions are counted on the direct path only");
+    kernel<Policy, Path::direct, kPositions><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(
+        samples, bytes, ws, slots, accumulate, is_signed, indexer, positions);
+  } else if (g.path == Path::direct) {
     kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots,
-                                                                                     accumulate, is_signed, indexer);
-  else
+                                                                                     accumulate, is_signed, indexer,
+                                                                                     positions);
+  } else {
     kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots, accumulate,
-                                                                                   is_signed, indexer);
+                                                                                   is_signed, indexer, positions);
+  }
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
