@@ -207,7 +207,7 @@ int run_study(int argc, char** argv) {
                 cold ? "cold: rotating over >= 3x L2 of copies" : "warm: the same bytes every call", rounds);
     std::printf("%-10s %8s", "n", "limit");
     for (const auto& v : vs) std::printf(" %10s", v.name);
-    std::printf("   blocks(lib)\n");
+    std::printf("   blocks(%s)\n", vs[0].name);
     for (std::uint64_t n : sizes) {
       const int calls = static_cast<int>(std::clamp<std::uint64_t>(200 * MiB / std::max<std::uint64_t>(n, 1), 200, 2000));
       const std::uint64_t spacing = (n + 255) / 256 * 256;
