@@ -271,12 +271,18 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   // kPermuted: bytes 0 and 2-3 of a key are the lane's offset (and the row
   // half of the byte position) and the region's; __byte_perm puts sample
   // byte k between them.
+  auto key_of = [&](unsigned int p) { return (region + (p >> 1) * 0x10000) | (p & 1) << 7 | lane_offset; };
   unsigned int key[kPositions];
 #pragma unroll
-  for (int p = 0; p < kPositions; ++p) key[p] = (region + (p >> 1) * 0x10000) | (p & 1) << 7 | lane_offset;
+  for (int p = 0; p < kPositions; ++p) key[p] = key_of(p);
   auto count_byte = [&](unsigned int byte, unsigned int position) {
-    if constexpr (kPermuted) shared_increment(key[kPositions == 1 ? 0 : position & 3] | byte << 8);
-    else count_at(byte * 128 | lane_offset);
+    if constexpr (kPermuted) {
+      // The key computed, not looked up: a runtime index would put the keys in local memory.
+      const unsigned int p = kPositions == 1 ? 0 : position & 3;
+      shared_increment(key_of(p) | byte << 8);
+    } else {
+      count_at(byte * 128 | lane_offset);
+    }
   };
   auto count_word = [&](unsigned int w) {
     if constexpr (kPermuted) {
