@@ -35,7 +35,10 @@ struct LaneColumnsPolicy {
   // Small calls: one block per kDirectBytesPerBlock, at most kMaxDirectBlocks,
   // spread over more SMs than one step of loads per thread needs (at 1 MiB
   // the blocks of 64 x 16 KiB ended 2955-3242 cycles after they started, those
-  // of 32 x 32 KiB 3496-3805; 128 x 8 KiB was no better than 64).
+  // of 32 x 32 KiB 3496-3805; 128 x 8 KiB was no better than 64). Their cost
+  // is the additions, one per block to each slot: up to 128 blocks the direct
+  // path won (4 MiB: 5.01-5.43 us against 5.88-5.98 folded), at 256 of one
+  // step each it lost (2 MiB: 6.51 against 5.31; change 9).
   static constexpr std::uint64_t kDirectBytesPerBlock = 16 * 1024;
   static constexpr unsigned int kMaxDirectBlocks = 128;
   static constexpr std::uint64_t kMaxDirectBytes = 4 * 1024 * 1024;
@@ -51,7 +54,7 @@ struct LaneColumnsPolicy {
   // policies that fold (the lab's gpu_lane_columns_fold): with one, a 16 MiB
   // call took 9.46 or 11.07 us depending on where the workspace sat.
   static constexpr int kFoldCopies = 4;
-  // Calls above kWideFrom bytes run under WidePolicy.
+  // Calls above kWideFrom bytes run under LaneColumnsWidePolicy.
   static constexpr std::uint64_t kWideFrom = 32 * 1024 * 1024;
   static __device__ void mark(Mark) {}
 };
