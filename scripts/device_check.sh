@@ -11,6 +11,8 @@
 #   GTEST_FILTER  restrict the tests
 #   BUILD_TARGETS build only these targets (space-separated; default: everything), e.g.
 #                 small_calls_study for a short lease
+#   OLD_BUILD_TARGETS  the same for the old tree of the compare step (its target names), e.g.
+#                 "levelhist_cli levelhist_bench" for a tree with a separate benchmark program
 #   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
 #   ARCH          CUDA architectures (default 90)
 #   CMAKE_ARGS    more configure arguments, e.g. -DLEVELHIST_JSON_INCLUDE_DIR=... where
@@ -45,6 +47,8 @@ build_tree() {  # source build-dir log-name
   local targets=()
   # shellcheck disable=SC2206
   [ "$2" = build-device ] && [ -n "${BUILD_TARGETS:-}" ] && targets=(--target ${BUILD_TARGETS})
+  # shellcheck disable=SC2206
+  [ "$2" = build-old ] && [ -n "${OLD_BUILD_TARGETS:-}" ] && targets=(--target ${OLD_BUILD_TARGETS})
   cmake --build "$2" -j"$(nproc)" "${targets[@]}" >"/tmp/$3-build.log" 2>&1 || { grep -E "error" "/tmp/$3-build.log" | head -40; return 1; }
 }
 

@@ -21,27 +21,20 @@ nvidia-smi --query-gpu=index,name,memory.total --format=csv | tee -a "$log"
 nvidia-smi topo -m 2>/dev/null | head -12 | tee -a "$log"
 start=$(date +%s)
 gpus=$(nvidia-smi -L | wc -l)
+targets=""
+[ "${LEAN:-0}" = 1 ] && targets="levelhist_cli levelhist_bench _levelhist"
+if ! BUILD_TARGETS=$targets OUT=$out scripts/device_check.sh build >>"$log" 2>&1; then
+  echo "build failed" | tee -a "$log"
+  tail -30 "$log"
+  exit 1
+fi
+echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
 if [ "${LEAN:-0}" = 1 ]; then
-  # shellcheck disable=SC2086
-  if ! { cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLEVELHIST_PYTHON=ON \
-           -DPython_EXECUTABLE="$(command -v python3)" ${CMAKE_ARGS:-} &&
-         cmake --build build-device -j"$(nproc)" --target levelhist_cli levelhist_bench _levelhist; } >>"$log" 2>&1; then
-    echo "build failed" | tee -a "$log"
-    grep -E "error" "$log" | head -20
-    exit 1
-  fi
-  echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
   echo "== bench --link --devices all --devices-only" | tee -a "$log"
   ./build-device/levelhist bench --link --mib "${LINK_MIB:-1024}" --reps "${LINK_REPS:-3}" --devices all \
     --devices-only 2>/dev/null | tee "$out/link.log" | grep -E "^\|" | tee -a "$log"
   [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
 else
-  if ! OUT=$out scripts/device_check.sh build >>"$log" 2>&1; then
-    echo "build failed" | tee -a "$log"
-    tail -30 "$log"
-    exit 1
-  fi
-  echo "built in $(($(date +%s) - start)) s" | tee -a "$log"
   echo "== tests with $gpus devices in the lists" | tee -a "$log"
   ./build-device/tests/levelhist_tests --gtest_brief=1 \
     --gtest_filter='GpuLink.*:DeviceList.*:CliDevices.*:HybridSplit.*:GpuPlan.*' >"$out/tests.log" 2>&1 || status=1
