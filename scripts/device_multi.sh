@@ -8,6 +8,9 @@
 # Writes $OUT (or ./device-out): multi.log (everything), link.log, tests.log, dask-gpus.log.
 # LEAN=1: build only the CLI, the benchmark and the Python module, no tests, and
 # only the several-GPU rows of bench --link (--devices-only): for a short lease.
+# DEVICE_SUBSETS: lists such as "0,1" whose several-GPU rows are measured too
+# (bench --link --devices LIST --devices-only), e.g. two GPUs on a four-GPU machine.
+# BUILD_TARGETS: the targets to build when not LEAN (default: all).
 # Environment: CMAKE_ARGS, LINK_MIB (default 1024), LINK_REPS (default 3),
 # DASK_GIB (default 8), DASK_WHEELS (a folder of wheels of dask and distributed,
 # installed with pip --no-index into a temporary folder when dask is missing).
@@ -21,7 +24,7 @@ nvidia-smi --query-gpu=index,name,memory.total --format=csv | tee -a "$log"
 nvidia-smi topo -m 2>/dev/null | head -12 | tee -a "$log"
 start=$(date +%s)
 gpus=$(nvidia-smi -L | wc -l)
-targets=""
+targets=${BUILD_TARGETS:-}
 [ "${LEAN:-0}" = 1 ] && targets="levelhist_cli levelhist_bench _levelhist"
 if ! BUILD_TARGETS=$targets OUT=$out scripts/device_check.sh build >>"$log" 2>&1; then
   echo "build failed" | tee -a "$log"
@@ -44,6 +47,12 @@ else
     scripts/device_link.sh --devices all >/dev/null 2>&1 || status=1
   grep -E "^\|" "$out/link.log" | tee -a "$log"
 fi
+for subset in ${DEVICE_SUBSETS:-}; do
+  echo "== bench --link --devices $subset --devices-only" | tee -a "$log"
+  ./build-device/levelhist bench --link --mib "${LINK_MIB:-1024}" --reps "${LINK_REPS:-3}" --devices "$subset" \
+    --devices-only 2>/dev/null | grep -E "^\|" | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
+done
 echo "== Dask, one worker per GPU" | tee -a "$log"
 pyextra=""
 if ! python3 -c "import dask.array, distributed" 2>/dev/null && [ -n "${DASK_WHEELS:-}" ]; then
