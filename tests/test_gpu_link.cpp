@@ -497,6 +497,41 @@ TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
 }
 
 
+// Plain bytes and wide bins on every distribution, the ordinary and the
+// adversarial ones: a list of 1, 2 and all devices counts what one device
+// counts, and what the CPU counts. Each call spans several staging chunks, so
+// every device of the list gets a share.
+TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
+  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  std::vector<int> counts{1};
+  if (cuda::device_count() >= 2) counts.push_back(2);
+  if (cuda::device_count() > 2) counts.push_back(cuda::device_count());
+  const Request bytes = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
+  const Request wide = Request::counts(SampleType::u16, Binning::even(4096, 0, 65536));
+  std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
+  dists.insert(dists.end(), std::begin(kAdversarialDists), std::end(kAdversarialDists));
+  for (const Request* r : {&bytes, &wide}) {
+    const SampleType type = r->type;
+    const Plan single(*r, on_cuda()), reference(*r, cpu_reference());
+    std::vector<Plan> lists;
+    for (int count : counts) lists.emplace_back(*r, on_devices(count));
+    const std::uint64_t n = 5 * kChunk / (2 * sample_size(type)) + 7;
+    for (Dist d : dists) {
+      if (!dist_applies(d, type)) continue;
+      const auto data = generate(GenSpec{type, d, n, seed_for("device lists", static_cast<std::uint64_t>(d)),
+                                         full_window(type), &r->binning});
+      const Input in = Input::array(data.data(), n);
+      const auto want = slots_of(reference, in);
+      EXPECT_EQ(slots_of(single, in), want) << to_string(d) << ", one device";
+      for (std::size_t k = 0; k < lists.size(); ++k)
+        EXPECT_EQ(slots_of(lists[k], in), want) << to_string(d) << ", " << counts[k] << " devices, " << n << " samples of "
+                                                << (type == SampleType::u8 ? "u8" : "u16");
+    }
+  }
+}
+
 // The bytes of `bytes` through a pipe: a source read in order.
 std::uint64_t fill_from_pipe(const Plan& plan, std::vector<std::uint64_t>& out, const std::vector<unsigned char>& bytes) {
   std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early must not kill the test
