@@ -591,15 +591,26 @@ std::string general_bench_help() {
          "takes the case, CUB (or the peer that exists) and the streaming-read limit, every result\n"
          "checked against the CPU first.\n"
          "  --cases LIST   some of " + cases + " (default: all)\n"
+         "  --mib N        N MiB of input per case instead (e.g. 16: a call that fits in L2)\n"
          "The other options are the GPU benchmark's (--strategies, --quick, --reps, --out, --format,\n"
          "--case-seconds, --quiet, ...). Then run bench/torch_bincount.py for torch.bincount(weights=).\n";
 }
 
 int general_bench_main(const std::vector<std::string>& args) {
   std::vector<std::string> rest, cases = kGeneralCases;
+  std::uint64_t mib_per_case = 0;  // 0: 1 GiB, 256 MiB with --quick
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     if (a == "--general") continue;
+    if (a == "--mib" || a.rfind("--mib=", 0) == 0) {
+      const std::string v = a == "--mib" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(6);
+      char* end = nullptr;
+      const unsigned long long mib = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end || mib < 1 || mib > 16384)
+        throw Error(ErrorKind::usage, "--mib needs a whole number of MiB from 1 to 16384, not '" + v + "'");
+      mib_per_case = mib;
+      continue;
+    }
     if (a == "--cases" || a.rfind("--cases=", 0) == 0) {
       std::string list = a == "--cases" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(8);
       cases.clear();
@@ -625,7 +636,7 @@ int general_bench_main(const std::vector<std::string>& args) {
   GpuBench bench(o);
   std::fprintf(stderr, "levelhist bench --general on %s\n", bench.results().device.describe().c_str());
   Side side(bench, o);
-  Context ctx{bench, o, side, o.quick ? u64{1} << 28 : u64{1} << 30, {}};
+  Context ctx{bench, o, side, mib_per_case ? mib_per_case << 20 : o.quick ? u64{1} << 28 : u64{1} << 30, {}};
   try {
     const Image coins = read_pgm((std::filesystem::path(find_data_dir(o.data_dir)) / "coins.pgm").string());
     ctx.image = coins.pixels;

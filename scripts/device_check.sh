@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|study]...
+#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|study|grid]...
 #   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
@@ -14,6 +14,10 @@
 #   OLD_BUILD_TARGETS  the same for the old tree of the compare step (its target names), e.g.
 #                 "levelhist_cli levelhist_bench" for a tree with a separate benchmark program
 #   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
+#   GRID_MIB, GRID_BLOCK_BYTES, GRID_CASES  the grid step: the shared-histogram strategies'
+#                 bytes per block (LEVELHIST_SHARED_BLOCK_BYTES; 0: the policy's rule) at these
+#                 call sizes, `levelhist-bench --general --mib` (defaults "4 16 64",
+#                 "0 16384 32768 65536 131072", "u16_4096,u16_65536,f32_1024,f32_edges64")
 #   ARCH          CUDA architectures (default 90)
 #   CMAKE_ARGS    more configure arguments, e.g. -DLEVELHIST_JSON_INCLUDE_DIR=... where
 #                 nlohmann/json is not installed (the Python module is always built)
@@ -138,5 +142,20 @@ if want study; then
   rc=$?
   cat "$out/study.txt"
   [ $rc -ne 0 ] && status=1
+fi
+if want grid; then
+  for mib in ${GRID_MIB:-4 16 64}; do
+    for bpb in ${GRID_BLOCK_BYTES:-0 16384 32768 65536 131072}; do
+      mkdir -p "/tmp/grid-$mib-$bpb"
+      LEVELHIST_SHARED_BLOCK_BYTES=$bpb ./build-device/levelhist-bench --general --mib "$mib" \
+        --cases "${GRID_CASES:-u16_4096,u16_65536,f32_1024,f32_edges64}" \
+        --strategies gpu_shared_swizzle,gpu_shared_lanes,gpu_split_bins --reps 10 --case-seconds 1 \
+        --format csv --out "/tmp/grid-$mib-$bpb" >/dev/null 2>"/tmp/grid-$mib-$bpb/progress.log"
+      rc=$?
+      echo "== $mib MiB, LEVELHIST_SHARED_BLOCK_BYTES=$bpb (exit $rc)" | tee -a "$out/grid.txt"
+      cat "/tmp/grid-$mib-$bpb/bench.csv" >>"$out/grid.txt" 2>/dev/null
+      [ $rc -ne 0 ] && { tail -3 "/tmp/grid-$mib-$bpb/progress.log"; status=1; }
+    done
+  done
 fi
 exit $status

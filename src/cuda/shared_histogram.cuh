@@ -24,6 +24,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,19 @@ struct SharedStrategy {
     return round_up(p.binning->slots() * 4, 256) + 256;
   }
 
+  // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB): the bytes a block counts,
+  // in place of the policy's rule; for tuning studies (docs/PERFORMANCE-general.md).
+  static std::uint64_t block_bytes_override() {
+    static const std::uint64_t bytes = [] {
+      const char* text = std::getenv("LEVELHIST_SHARED_BLOCK_BYTES");
+      if (!text || !*text) return std::uint64_t{0};
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(text, &end, 10);
+      return *end ? std::uint64_t{0} : std::clamp<std::uint64_t>(v, 4096, std::uint64_t{1} << 30);
+    }();
+    return bytes;
+  }
+
   template <class T, class Map>
   static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
     auto kernel = shared_histogram_kernel<Policy, T, Map>;
@@ -221,7 +235,8 @@ struct SharedStrategy {
     const std::size_t smem = round_up(counter_words<L>(width) * 4, 16) + map.table_bytes();
     const int resident = resident_blocks_with(kernel, Policy::kThreads, smem);
     const std::uint64_t bytes = a.n * sizeof(T);
-    const std::uint64_t per_block = std::max<std::uint64_t>(Policy::kMinBytesPerBlock, 16 * smem);
+    const std::uint64_t per_block = block_bytes_override() ? block_bytes_override()
+                                                           : std::max<std::uint64_t>(Policy::kMinBytesPerBlock, 16 * smem);
     const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
                                                            std::max<std::uint64_t>(resident / parts, 1));
     SharedArgs args{};
