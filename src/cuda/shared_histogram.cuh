@@ -49,9 +49,16 @@ struct SharedPolicy {
   static constexpr Layout kLayout = L;
   static constexpr int kThreads = L == Layout::split ? 1024 : 512;
   static constexpr int kUnroll = L == Layout::split ? 4 : 2;
-  // A block should count at least this many bytes before another one pays for
-  // zeroing and flushing its counters: max(64 KB, 16x the counters' bytes).
-  static constexpr std::uint64_t kMinBytesPerBlock = 64 * 1024;
+  // The bytes a block counts: 16 per counter it adds into the slots at its
+  // end, within [16 KiB, 64 KiB], up to the resident blocks. Small enough that
+  // a 4-16 MiB call fills the GPU; the upper end where the additions of
+  // thousands of counters by every block start to cost (u16 into 4096 bins,
+  // H200, 16 MiB: 18.1 us at 64 KiB a block, 22.4 at 16 KiB; the rule this
+  // replaced, 16x the counters' shared bytes, gave a 16 MiB call 8 to 256
+  // blocks and up to 8x the time: docs/PERFORMANCE-general.md, the small calls).
+  static constexpr std::uint64_t kMinBytesPerBlock = 16 * 1024;
+  static constexpr std::uint64_t kMaxBytesPerBlock = 64 * 1024;
+  static constexpr std::uint64_t kBytesPerCounter = 16;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
   // Shared memory, not registers, limits the blocks per SM: without this ptxas
   // caps a 1024-thread block at 32 registers (and spilled).
@@ -235,15 +242,16 @@ struct SharedStrategy {
 
   static std::size_t workspace_bytes(const Problem&) { return 256; }  // SharedFlags
 
-  // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB): the bytes a block counts,
-  // in place of the policy's rule; for tuning studies (docs/PERFORMANCE-general.md).
+  // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB; unset or 0: the policy's
+  // rule): the bytes a block counts; for tuning studies (docs/PERFORMANCE-general.md).
   static std::uint64_t block_bytes_override() {
     static const std::uint64_t bytes = [] {
       const char* text = std::getenv("LEVELHIST_SHARED_BLOCK_BYTES");
       if (!text || !*text) return std::uint64_t{0};
       char* end = nullptr;
       const unsigned long long v = std::strtoull(text, &end, 10);
-      return *end ? std::uint64_t{0} : std::clamp<std::uint64_t>(v, 4096, std::uint64_t{1} << 30);
+      if (*end || v == 0) return std::uint64_t{0};  // 0: the policy's rule
+      return std::clamp<std::uint64_t>(v, 4096, std::uint64_t{1} << 30);
     }();
     return bytes;
   }
@@ -255,8 +263,10 @@ struct SharedStrategy {
     const std::size_t smem = round_up(counter_words<L>(width) * 4, 16) + map.table_bytes();
     const int resident = resident_blocks_with(kernel, Policy::kThreads, smem);
     const std::uint64_t bytes = a.n * sizeof(T);
-    const std::uint64_t per_block = block_bytes_override() ? block_bytes_override()
-                                                           : std::max<std::uint64_t>(Policy::kMinBytesPerBlock, 16 * smem);
+    const std::uint64_t per_block =
+        block_bytes_override() ? block_bytes_override()
+                               : std::clamp<std::uint64_t>(Policy::kBytesPerCounter * width, Policy::kMinBytesPerBlock,
+                                                           Policy::kMaxBytesPerBlock);
     const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
                                                            std::max<std::uint64_t>(resident / parts, 1));
     SharedArgs args{};
@@ -293,7 +303,8 @@ struct SharedStrategy {
     const std::uint64_t per_vector = 16 / sample_size(p.type);
     const std::uint64_t tile = per_vector * Policy::kThreads;
     return {per_vector - 1, per_vector, 2 * per_vector + 1, tile, tile * Policy::kUnroll,
-            Policy::kMinBytesPerBlock / sample_size(p.type), std::uint64_t{1} << 22};
+            Policy::kMinBytesPerBlock / sample_size(p.type), Policy::kMaxBytesPerBlock / sample_size(p.type),
+            std::uint64_t{1} << 22};
   }
 };
 
