@@ -50,7 +50,14 @@ using cuda_detail::stream_of;
 
 struct WeightedPolicy {
   static constexpr int kThreads = 512;
-  static constexpr std::uint64_t kMinBytesPerBlock = 64 * 1024;  // of samples + weights
+  // The bytes (of samples + weights) a block counts: 16 per sum it adds at its
+  // end, within [16 KiB, 64 KiB], up to the resident blocks (the rule of the
+  // shared-histogram strategies, shared_histogram.cuh; 16x the sums' shared
+  // bytes, as before, gave a 16 MiB call into 1024 bins 128 blocks, or 32
+  // with the 4 copies of the _x4 variant).
+  static constexpr std::uint64_t kMinBytesPerBlock = 16 * 1024;
+  static constexpr std::uint64_t kMaxBytesPerBlock = 64 * 1024;
+  static constexpr std::uint64_t kBytesPerSum = 16;
 };
 
 struct WeightedArgs {
@@ -210,7 +217,8 @@ void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
   const std::size_t smem = round_up(slot_count * copies * 8, 16) + map.table_bytes();
   const int resident = resident_blocks_with(kernel, WeightedPolicy::kThreads, smem);
   const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
-  const std::uint64_t per_block = std::max<std::uint64_t>(WeightedPolicy::kMinBytesPerBlock, 16 * smem);
+  const std::uint64_t per_block = std::clamp<std::uint64_t>(
+      WeightedPolicy::kBytesPerSum * slot_count, WeightedPolicy::kMinBytesPerBlock, WeightedPolicy::kMaxBytesPerBlock);
   const std::uint64_t blocks = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1, resident);
   auto* ws = static_cast<unsigned char*>(a.workspace);
   WeightedArgs args{};
