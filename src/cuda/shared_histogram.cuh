@@ -17,17 +17,10 @@
 //             is read from DRAM once and from L2 P times (u16 per value:
 //             1763-2523 GB/s).
 //
-// Every block adds its counts straight into the caller's 64-bit slots (one
-// 64-bit atomic per non-zero counter). When the call does not accumulate,
-// block 0 clears the slots first and raises a flag in the workspace, and the
-// other blocks wait for it before their additions (they have counted their
-// share by then, so they rarely wait); the last block to add lowers the flag.
-// One launch per call, no fold: the fold by a last block that this replaced
-// ran serially after the whole grid, one round trip per 512 slots
-// (docs/PERFORMANCE-general.md, the small calls).
-// The grid never exceeds the resident blocks, and blocks start in index order,
-// so block 0 always runs. A cell table for explicit edges is prepared once
-// per plan.
+// Every block adds its counts into 32-bit per-call accumulators in the
+// workspace (n <= 2^31 per call); the last block to finish (a ticket) folds
+// them into the caller's 64-bit slots and leaves the workspace zeroed: one
+// launch per call (a cell table for explicit edges is prepared once per plan).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -49,8 +42,8 @@ struct SharedPolicy {
   static constexpr Layout kLayout = L;
   static constexpr int kThreads = L == Layout::split ? 1024 : 512;
   static constexpr int kUnroll = L == Layout::split ? 4 : 2;
-  // The bytes a block counts: 16 per counter it adds into the slots at its
-  // end, within [16 KiB, 64 KiB], up to the resident blocks. Small enough that
+  // The bytes a block counts: 16 per counter it adds into the accumulators at
+  // its end, within [16 KiB, 64 KiB], up to the resident blocks. Small enough that
   // a 4-16 MiB call fills the GPU; the upper end where the additions of
   // thousands of counters by every block start to cost (u16 into 4096 bins,
   // H200, 16 MiB: 18.1 us at 64 KiB a block, 22.4 at 16 KiB; the rule this
@@ -65,16 +58,11 @@ struct SharedPolicy {
   static constexpr int kMinBlocksPerSM = 1;
 };
 
-// The workspace: two words, zero between calls.
-struct SharedFlags {
-  unsigned cleared;  // block 0 has cleared the slots (calls that do not accumulate)
-  unsigned added;    // blocks that have seen `cleared` and added their counts
-};
-
 struct SharedArgs {
   const unsigned char* samples;
   std::uint64_t n;
-  SharedFlags* flags;    // workspace
+  unsigned* accum;       // workspace: slot_count per-call 32-bit counts
+  unsigned* ticket;      // workspace: blocks done
   std::uint64_t* slots;  // the caller's 64-bit slots
   bool accumulate;
   std::uint32_t slot_count;  // bins + 3
@@ -94,18 +82,11 @@ template <class Policy, class T, class Map>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
   extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ bool is_last_block;
   unsigned* h = reinterpret_cast<unsigned*>(smem);
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
   map.setup(smem + round_up(std::size_t{words} * 4, 16));
-  if (!a.accumulate && blockIdx.x == 0) {
-    for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) a.slots[s] = 0;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();  // the cleared slots, before the flag says so
-      atomicExch(&a.flags->cleared, 1u);
-    }
-  }
   __syncthreads();
 
   const std::uint32_t part = blockIdx.x % a.parts;
@@ -156,17 +137,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   }
   __syncthreads();
 
-  // Block 0's cleared slots, before any addition into them.
-  if (!a.accumulate) {
-    if (threadIdx.x == 0) {
-      while (*static_cast<volatile unsigned*>(&a.flags->cleared) == 0) {
-      }
-      __threadfence();
-    }
-    __syncthreads();
-  }
-
-  // This block's counts into the caller's slots.
+  // This block's counts into the per-call accumulators.
   const std::uint32_t owned = min(a.width, a.slot_count - first);
   for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) {
     unsigned c = 0;
@@ -176,15 +147,22 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     } else {
       c = h[swizzle(j)];
     }
-    if (c) atomicAdd(reinterpret_cast<unsigned long long*>(a.slots + first + j), static_cast<unsigned long long>(c));
+    if (c) atomicAdd(a.accum + first + j, c);
   }
 
-  // Every block has seen the flag once `added` reaches the grid: the last one
-  // lowers it for the next call (the workspace is zero between calls).
-  if (!a.accumulate && threadIdx.x == 0 && atomicAdd(&a.flags->added, 1u) == gridDim.x - 1) {
-    a.flags->added = 0;
-    a.flags->cleared = 0;
+  // The last block folds the call's counts into the 64-bit slots and leaves
+  // the workspace zero (as gpu_lane_columns does).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence();
+  for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
+    const unsigned c = atomicExch(a.accum + s, 0u);
+    a.slots[s] = (a.accumulate ? a.slots[s] : 0) + c;
   }
+  if (threadIdx.x == 0) *a.ticket = 0;
 }
 
 // ---- the host side of the three strategies ------------------------------------------
@@ -240,7 +218,9 @@ struct SharedStrategy {
     return true;
   }
 
-  static std::size_t workspace_bytes(const Problem&) { return 256; }  // SharedFlags
+  static std::size_t workspace_bytes(const Problem& p) {
+    return round_up(p.binning->slots() * 4, 256) + 256;
+  }
 
   // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB; unset or 0: the policy's
   // rule): the bytes a block counts; for tuning studies (docs/PERFORMANCE-general.md).
@@ -272,8 +252,10 @@ struct SharedStrategy {
     SharedArgs args{};
     args.samples = static_cast<const unsigned char*>(a.samples);
     args.n = a.n;
+    auto* ws = static_cast<unsigned char*>(a.workspace);
     const std::size_t slot_count = a.binning->slots();
-    args.flags = static_cast<SharedFlags*>(a.workspace);
+    args.accum = reinterpret_cast<unsigned*>(ws);
+    args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256));
     args.slots = a.slots;
     args.accumulate = a.accumulate;
     args.slot_count = static_cast<std::uint32_t>(slot_count);
