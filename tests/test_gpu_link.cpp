@@ -445,6 +445,14 @@ Options on_devices(int count) {
   return o;
 }
 
+// The device-list sizes the tests run: 1, 2 and all devices (as many as there are).
+std::vector<int> list_sizes() {
+  std::vector<int> counts{1};
+  if (cuda::device_count() >= 2) counts.push_back(2);
+  if (cuda::device_count() > 2) counts.push_back(cuda::device_count());
+  return counts;
+}
+
 std::vector<double> sums_of(const Plan& plan, const Input& input) {
   std::vector<double> out(plan.request().output_slots(), 0.0);
   plan.fill_slots(out.data(), input, false);
@@ -457,9 +465,7 @@ TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
   ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
-  std::vector<int> counts{1};
-  if (cuda::device_count() >= 2) counts.push_back(2);
-  if (cuda::device_count() > 2) counts.push_back(cuda::device_count());
+  const std::vector<int> counts = list_sizes();
   // 8-bit RGBA rows with a pitch, three channels counted.
   const Request rgba = Request::pixels(SampleType::u8, 4, 0b0111, Binning::per_value(SampleType::u8));
   const std::size_t width = 1001, height = 1503, pitch = 4 * width + 20;
@@ -505,9 +511,7 @@ TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
   ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
-  std::vector<int> counts{1};
-  if (cuda::device_count() >= 2) counts.push_back(2);
-  if (cuda::device_count() > 2) counts.push_back(cuda::device_count());
+  const std::vector<int> counts = list_sizes();
   const Request bytes = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
   const Request wide = Request::counts(SampleType::u16, Binning::even(4096, 0, 65536));
   std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
