@@ -52,9 +52,9 @@ struct WeightedPolicy {
   static constexpr int kThreads = 512;
   // The bytes (of samples + weights) a block counts: 16 per sum it adds at its
   // end, within [16 KiB, 64 KiB], up to the resident blocks (the rule of the
-  // shared-histogram strategies, shared_histogram.cuh; 16x the sums' shared
-  // bytes, as before, gave a 16 MiB call into 1024 bins 128 blocks, or 32
-  // with the 4 copies of the _x4 variant).
+  // shared-histogram strategies, shared_histogram.cuh). The rule before, 16x
+  // the sums' shared bytes, gave a 16 MiB call into 1024 bins 128 blocks, or
+  // 32 with the 4 copies of the _x4 variant.
   static constexpr std::uint64_t kMinBytesPerBlock = 16 * 1024;
   static constexpr std::uint64_t kMaxBytesPerBlock = 64 * 1024;
   static constexpr std::uint64_t kBytesPerSum = 16;
