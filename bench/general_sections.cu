@@ -591,7 +591,7 @@ std::string general_bench_help() {
          "takes the case, CUB (or the peer that exists) and the streaming-read limit, every result\n"
          "checked against the CPU first.\n"
          "  --cases LIST   some of " + cases + " (default: all)\n"
-         "  --mib N        N MiB of input per case instead, 1 to 16384 (e.g. 16: a middle-sized call)\n"
+         "  --mib N        N MiB a case instead (1-16384), e.g. 16 for a middle-sized call\n"
          "The other options are the GPU benchmark's (--strategies, --quick, --reps, --out, --format,\n"
          "--case-seconds, --quiet, ...). Then run bench/torch_bincount.py for torch.bincount(weights=).\n";
 }
