@@ -536,6 +536,69 @@ TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
   }
 }
 
+// Pixels, u32 keys into 2^20 bins and f32 weights on every distribution the
+// suite generates: lists of 1, 2 and all devices equal the CPU, the
+// deterministic sums bit for bit.
+TEST(GpuLink, DeviceListsCountPixelsKeysAndWeightsOnEveryDistribution) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
+  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  const std::vector<int> counts = list_sizes();
+  std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
+  dists.insert(dists.end(), std::begin(kAdversarialDists), std::end(kAdversarialDists));
+  const Request rgba = Request::pixels(SampleType::u8, 4, 0b1011, Binning::per_value(SampleType::u8));
+  const Request keys = Request::counts(SampleType::u32, Binning::even(1u << 20, 0, 4294967296.0));
+  const Binning unit = Binning::even(1024, 0.0, 1.0);
+  const Request weighted = Request::weighted(SampleType::f32, SampleType::f32, unit);
+  Request exact = weighted;
+  exact.deterministic = true;
+  const std::size_t width = 777, height = 1201, pitch = 4 * width + 12;  // rows with a gap: ~3.6 MiB
+  const std::uint64_t key_count = 5 * kChunk / 16 + 3, n = 3 * kChunk / 8 + 5;
+  std::vector<Plan> pixel_plans, key_plans, weighted_plans, exact_plans;
+  for (int count : counts) {
+    pixel_plans.emplace_back(rgba, on_devices(count));
+    key_plans.emplace_back(keys, on_devices(count));
+    weighted_plans.emplace_back(weighted, on_devices(count));
+    exact_plans.emplace_back(exact, on_devices(count));
+  }
+  for (Dist d : dists) {
+    const std::uint64_t seed = seed_for("device lists, shapes", static_cast<std::uint64_t>(d));
+    const std::string what = std::string(to_string(d));
+    if (dist_applies(d, SampleType::u8)) {
+      const auto image = generate(GenSpec{SampleType::u8, d, pitch * height, seed, full_window(SampleType::u8), nullptr});
+      const Input pixels = Input::image(image.data(), width, height, pitch);
+      const auto want = slots_of(Plan(rgba, cpu_reference()), pixels);
+      for (std::size_t k = 0; k < counts.size(); ++k)
+        EXPECT_EQ(slots_of(pixel_plans[k], pixels), want) << what << ", pixels, " << counts[k] << " devices";
+    }
+    if (dist_applies(d, SampleType::u32)) {
+      const auto data = generate(GenSpec{SampleType::u32, d, key_count, seed, full_window(SampleType::u32), &keys.binning});
+      const Input in = Input::array(data.data(), key_count);
+      const auto want = slots_of(Plan(keys, cpu_reference()), in);
+      for (std::size_t k = 0; k < counts.size(); ++k)
+        EXPECT_EQ(slots_of(key_plans[k], in), want) << what << ", 2^20 bins, " << counts[k] << " devices";
+    }
+    // f32 samples of this distribution around [0, 1); small integer weights
+    // (every order of addition gives the same doubles) and any weights.
+    const auto xs = generate_as<float>(d, n, seed, window_around(unit, SampleType::f32), &unit);
+    std::mt19937_64 rng(seed);
+    std::vector<float> small(n), any(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      small[i] = static_cast<float>(static_cast<int>(rng() % 9) - 4);
+      any[i] = std::ldexp(static_cast<float>(rng() % 100000) - 50000.0f, -static_cast<int>(rng() % 30));
+    }
+    const auto want_small = sums_of(Plan(weighted, cpu_reference()), Input::array(xs.data(), n, small.data()));
+    const auto want_exact = sums_of(Plan(exact, cpu_reference()), Input::array(xs.data(), n, any.data()));
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      EXPECT_EQ(sums_of(weighted_plans[k], Input::array(xs.data(), n, small.data())), want_small)
+          << what << ", weights, " << counts[k] << " devices";
+      const auto got = sums_of(exact_plans[k], Input::array(xs.data(), n, any.data()));
+      EXPECT_EQ(std::memcmp(got.data(), want_exact.data(), got.size() * 8), 0)
+          << what << ", deterministic sums, " << counts[k] << " devices";
+    }
+  }
+}
+
 // The bytes of `bytes` through a pipe: a source read in order.
 std::uint64_t fill_from_pipe(const Plan& plan, std::vector<std::uint64_t>& out, const std::vector<unsigned char>& bytes) {
   std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early must not kill the test
