@@ -27,6 +27,7 @@
 
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "../tools/args.hpp"
 #include "bench.hpp"
 #include "general_sections.hpp"
 #include "gpu_bench.hpp"
@@ -603,12 +604,7 @@ int general_bench_main(const std::vector<std::string>& args) {
     std::string a = args[i];
     if (a == "--general") continue;
     if (a == "--mib" || a.rfind("--mib=", 0) == 0) {
-      const std::string v = a == "--mib" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(6);
-      char* end = nullptr;
-      const unsigned long long mib = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end || mib < 1 || mib > 16384)
-        throw Error(ErrorKind::usage, "--mib needs a whole number of MiB from 1 to 16384, not '" + v + "'");
-      mib_per_case = mib;
+      mib_per_case = cli::parse_count("--mib", a == "--mib" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(6), 1, 16384);
       continue;
     }
     if (a == "--cases" || a.rfind("--cases=", 0) == 0) {

@@ -44,6 +44,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 // The median of `reps` timings of f (seconds).
 double median_seconds(int reps, const std::function<void()>& f) {
   std::vector<double> t;
@@ -52,8 +57,7 @@ double median_seconds(int reps, const std::function<void()>& f) {
     f();
     t.push_back(seconds_since(start));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(std::move(t));
 }
 
 unsigned cores() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -517,13 +521,9 @@ void multi_gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable,
     }
     for (auto& t : threads) t.join();
   }
-  std::sort(walls.begin(), walls.end());
-  const double all_device = gbps(10.0 * bytes * devices.size(), walls[walls.size() / 2]);
+  const double all_device = gbps(10.0 * bytes * devices.size(), median(walls));
   std::string each = "each device at once:";
-  for (std::size_t k = 0; k < devices.size(); ++k) {
-    std::sort(own[k].begin(), own[k].end());
-    each += " " + std::to_string(static_cast<long>(gbps(10.0 * bytes, own[k][own[k].size() / 2])));
-  }
+  for (const auto& times : own) each += " " + std::to_string(static_cast<long>(gbps(10.0 * bytes, median(times))));
   table.add({"all devices at once: device-resident", all_device, "sum of one at a time", sum_single, 0.90, each});
   // Host-resident: the copies of all devices at once, then the plan with the list.
   double sum_copies = 0;

@@ -453,6 +453,13 @@ std::vector<int> list_sizes() {
   return counts;
 }
 
+// The suite's distributions, the ordinary and the adversarial ones.
+std::vector<Dist> every_dist() {
+  std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
+  dists.insert(dists.end(), std::begin(kAdversarialDists), std::end(kAdversarialDists));
+  return dists;
+}
+
 std::vector<double> sums_of(const Plan& plan, const Input& input) {
   std::vector<double> out(plan.request().output_slots(), 0.0);
   plan.fill_slots(out.data(), input, false);
@@ -514,15 +521,13 @@ TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
   const std::vector<int> counts = list_sizes();
   const Request bytes = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
   const Request wide = Request::counts(SampleType::u16, Binning::even(4096, 0, 65536));
-  std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
-  dists.insert(dists.end(), std::begin(kAdversarialDists), std::end(kAdversarialDists));
   for (const Request* r : {&bytes, &wide}) {
     const SampleType type = r->type;
     const Plan single(*r, on_cuda()), reference(*r, cpu_reference());
     std::vector<Plan> lists;
     for (int count : counts) lists.emplace_back(*r, on_devices(count));
     const std::uint64_t n = 5 * kChunk / (2 * sample_size(type)) + 7;
-    for (Dist d : dists) {
+    for (Dist d : every_dist()) {
       if (!dist_applies(d, type)) continue;
       const auto data = generate(GenSpec{type, d, n, seed_for("device lists", static_cast<std::uint64_t>(d)),
                                          full_window(type), &r->binning});
@@ -544,8 +549,6 @@ TEST(GpuLink, DeviceListsCountPixelsKeysAndWeightsOnEveryDistribution) {
   ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
   ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
   const std::vector<int> counts = list_sizes();
-  std::vector<Dist> dists(std::begin(kAllDists), std::end(kAllDists));
-  dists.insert(dists.end(), std::begin(kAdversarialDists), std::end(kAdversarialDists));
   const Request rgba = Request::pixels(SampleType::u8, 4, 0b1011, Binning::per_value(SampleType::u8));
   const Request keys = Request::counts(SampleType::u32, Binning::even(1u << 20, 0, 4294967296.0));
   const Binning unit = Binning::even(1024, 0.0, 1.0);
@@ -561,7 +564,7 @@ TEST(GpuLink, DeviceListsCountPixelsKeysAndWeightsOnEveryDistribution) {
     weighted_plans.emplace_back(weighted, on_devices(count));
     exact_plans.emplace_back(exact, on_devices(count));
   }
-  for (Dist d : dists) {
+  for (Dist d : every_dist()) {
     const std::uint64_t seed = seed_for("device lists, shapes", static_cast<std::uint64_t>(d));
     const std::string what = std::string(to_string(d));
     if (dist_applies(d, SampleType::u8)) {

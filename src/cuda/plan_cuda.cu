@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env_knob.hpp"
 #include "core/plan_impl.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
 #include "cuda/cuda_common.cuh"
@@ -38,18 +39,10 @@ std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // ---- the host path's staging, one set per device ----------------------------------
 
-// The host path's knobs: the bytes of one chunk (each staging buffer holds
-// one) and the threads that stage pageable memory or read a source. The
-// defaults are what docs/PERFORMANCE.md measured; the environment overrides
-// them so that the benchmark can measure others without a rebuild.
-std::uint64_t knob(const char* name, std::uint64_t fallback, std::uint64_t lo, std::uint64_t hi) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return fallback;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (*end != '\0') return fallback;
-  return std::clamp<std::uint64_t>(v, lo, hi);
-}
+// The host path's knobs (core/env_knob.hpp): the bytes of one chunk (each
+// staging buffer holds one) and the threads that stage pageable memory or read
+// a source.
+using ::levelhist::detail::env_knob;
 
 // LEVELHIST_STAGING_CHUNK_BYTES: 64 KiB .. 1 GiB, a multiple of 256 bytes.
 // 4 MiB by default: on an H100 host (16 cores, 1 GiB pageable, 8 threads)
@@ -63,14 +56,14 @@ std::size_t staging_chunk_bytes(const Plan::Impl& plan) {
   const std::uint64_t result_bytes = plan.request.output_slots() * 8;
   const std::uint64_t fallback =
       std::clamp<std::uint64_t>(result_bytes / 2, std::uint64_t{4} << 20, std::uint64_t{64} << 20);
-  return static_cast<std::size_t>(knob("LEVELHIST_STAGING_CHUNK_BYTES", fallback, std::uint64_t{64} << 10,
+  return static_cast<std::size_t>(env_knob("LEVELHIST_STAGING_CHUNK_BYTES", fallback, std::uint64_t{64} << 10,
                                        std::uint64_t{1} << 30) / 256 * 256);
 }
 // LEVELHIST_STAGING_THREADS: 1 .. 64; by default the cores, at most 8 (eight
 // threads of memcpy or pread already outrun the PCIe copy).
 unsigned staging_threads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(knob("LEVELHIST_STAGING_THREADS", std::min(8u, cores), 1, 64));
+  return static_cast<unsigned>(env_knob("LEVELHIST_STAGING_THREADS", std::min(8u, cores), 1, 64));
 }
 
 // Device buffers in the ring: the copy of one chunk, the count of another and
@@ -806,7 +799,7 @@ void fill_on_devices(const Plan::Impl& plan, const Geometry& g, const Input& inp
   // result and 32 MiB (LEVELHIST_DEVICE_SHARE_BYTES: 1 .. 2^40, the tests'
   // way to split small calls).
   const std::uint64_t out_bytes = plan.request.output_slots() * 8;
-  const std::uint64_t share = knob("LEVELHIST_DEVICE_SHARE_BYTES", std::max<std::uint64_t>(out_bytes, 32u << 20), 1,
+  const std::uint64_t share = env_knob("LEVELHIST_DEVICE_SHARE_BYTES", std::max<std::uint64_t>(out_bytes, 32u << 20), 1,
                                    std::uint64_t{1} << 40);
   const std::uint64_t in_bytes = g.items() * (g.item_bytes() + g.weight_bytes);
   const unsigned devices = static_cast<unsigned>(

@@ -24,10 +24,10 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "core/env_knob.hpp"
 #include "core/strategies.hpp"
 #include "cuda/general_common.cuh"
 
@@ -226,12 +226,8 @@ struct SharedStrategy {
   // rule): the bytes a block counts; for tuning studies (docs/PERFORMANCE-general.md).
   static std::uint64_t block_bytes_override() {
     static const std::uint64_t bytes = [] {
-      const char* text = std::getenv("LEVELHIST_SHARED_BLOCK_BYTES");
-      if (!text || !*text) return std::uint64_t{0};
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(text, &end, 10);
-      if (*end || v == 0) return std::uint64_t{0};  // 0: the policy's rule
-      return std::clamp<std::uint64_t>(v, 4096, std::uint64_t{1} << 30);
+      const std::uint64_t v = ::levelhist::detail::env_knob("LEVELHIST_SHARED_BLOCK_BYTES", 0, 0, std::uint64_t{1} << 30);
+      return v ? std::max<std::uint64_t>(v, 4096) : 0;
     }();
     return bytes;
   }
