@@ -8,7 +8,8 @@
 //    channels, every subset of active channels, packed and pitched regions of
 //    interest, narrow and wide rows, unaligned images;
 //  * every CUDA strategy with kCapabilityWeights against cpu_serial's sums in
-//    double (to the rounding of a different summation order);
+//    double (to the rounding of a different summation order), and again
+//    gpu_weighted_shared with its large calls' tuning on every call;
 //  * the host paths (levelhist::histogram_pixels / histogram_weighted with a
 //    CUDA strategy), the dispatcher's split of images above 2^31 samples by rows
 //    and by whole pixels, the workspace contract (zero on return) and auto's
@@ -40,6 +41,7 @@ TEST(GpuGeneral, NeedsACudaBuild) { GTEST_SKIP() << "this build has no CUDA back
 #include "core/pixels.hpp"
 #include "levelhist/cuda.hpp"
 #include "levelhist/levelhist.hpp"
+#include "scoped_support.hpp"
 #include "test_support.hpp"
 
 namespace levelhist::test {
@@ -422,10 +424,9 @@ std::vector<unsigned char> weights_for(std::uint64_t n, std::uint64_t seed, bool
   return bytes;
 }
 
-TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
-  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
-  const auto strategies = cuda_strategies_with(kCapabilityWeights);
-  ASSERT_FALSE(strategies.empty()) << "no CUDA strategy has kCapabilityWeights";
+// Every strategy of `strategies` on the weighted cases, against cpu_serial's
+// sums (to the rounding of another order of addition).
+void check_weighted_against_cpu_serial(const std::vector<const Strategy*>& strategies) {
   FailureBudget failures;
   Workspace workspace;
   Device samples, weights, sums;
@@ -539,6 +540,25 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
       }
     }
   }
+}
+
+TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const auto strategies = cuda_strategies_with(kCapabilityWeights);
+  ASSERT_FALSE(strategies.empty()) << "no CUDA strategy has kCapabilityWeights";
+  check_weighted_against_cpu_serial(strategies);
+}
+
+// gpu_weighted_shared's tuning for calls of 64 MiB and more (4-byte samples with
+// f32 weights; weighted_shared.cuh), taken here by every call: the same cases.
+TEST(GpuGeneral, WeightedLargeCallTuningAgreesWithCpuSerial) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  ScopedEnv large("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
+  std::vector<const Strategy*> shared;
+  for (const Strategy* s : cuda_strategies_with(kCapabilityWeights))
+    if (std::string(s->name).rfind("gpu_weighted_shared", 0) == 0) shared.push_back(s);
+  ASSERT_FALSE(shared.empty()) << "gpu_weighted_shared is not registered";
+  check_weighted_against_cpu_serial(shared);
 }
 
 // ---- the host paths ---------------------------------------------------------------------

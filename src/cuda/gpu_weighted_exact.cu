@@ -27,7 +27,6 @@ namespace levelhist::cuda_detail::exact {
 namespace {
 
 using namespace general;
-using weighted::load_weights;
 
 constexpr int kThreads = 512;
 constexpr std::uint64_t kMaxPerBlock = fixed::kPartialSamples / 2;  // 2^21 samples
@@ -82,7 +81,6 @@ __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint3
 template <class T, class W, class Map>
 __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
   constexpr int K = kPerVector<T>;
-  constexpr unsigned kAll = 0xFFFFFFFFu;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ bool is_last_block;
   const bool squares = a.squares != nullptr;
@@ -126,25 +124,15 @@ __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
     const unsigned char* wbody = wbase + sp.head * sizeof(W);
     constexpr std::size_t kWeightBytes = K * sizeof(W);
     const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
-    // Warp-uniform trip count: the 32 lanes step together, so the warp can vote.
-    for (std::uint64_t v0 = threadIdx.x - lane; v0 < sp.vectors; v0 += blockDim.x) {
-      const std::uint64_t v = v0 + lane;
-      const bool valid = v < sp.vectors;
-      T x[K];
-      W w[K];
-      if (valid) {
-        unpack(__ldcs(body + v), x);
-        load_weights<W, K>(wbody + v * kWeightBytes, vector_weights, w);
-      }
+    weighted::for_each_vector<T, W, false>(
+        body, wbody, vector_weights, sp.vectors, threadIdx.x - lane, blockDim.x,
+        [&](const T(&x)[K], const W(&w)[K], bool valid) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        std::uint32_t s = valid ? map(x[k]) : 0;
-        const std::uint32_t s0 = __shfl_sync(kAll, s, 0);  // lane 0 is always valid
-        if (!valid) s = s0;
-        const bool uniform = __all_sync(kAll, s == s0);
-        one(s, valid ? static_cast<double>(w[k]) : 0.0, valid, uniform, s0);
-      }
-    }
+          for (int k = 0; k < K; ++k) {
+            const weighted::WarpSlot s = weighted::warp_slot(valid ? map(x[k]) : 0, valid);
+            one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+          }
+        });
   } else {  // samples not aligned to their size: one unaligned load each
     for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x)
       one(map(load_unaligned<T>(base + i * sizeof(T))), static_cast<double>(load_unaligned<W>(wbase + i * sizeof(W))),

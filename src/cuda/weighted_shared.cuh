@@ -13,32 +13,51 @@
 // (the x4 layout alone: 2616 uniform, 2428 skewed, but 221 constant); with the
 // warp aggregation it should take the better of both (not yet measured).
 //
-// Blocks add their sums into per-call double accumulators in the workspace;
-// the last block (a ticket) adds them into the caller's sums and clears them.
+// Blocks add their sums into per-call double accumulators in the workspace,
+// four sets of them (block b into set b % 4); the last block (a ticket) adds
+// the four into the caller's sums and clears them. With one set, every block's
+// global f64 atomics went to the same slot_count addresses at the same time,
+// and the L2 serializes atomics on one address: 396-660 blocks' flushes cost
+// microseconds a call. Four sets: 1.16-1.19x on uniform data at 4-16 MiB, 0.95-
+// 0.99x on constant data (one slot a block, and the last block reads 4 sets),
+// the same at 1 GiB (H100; docs/PERFORMANCE-general.md, section 8).
 // Sums are exact to f64 rounding; their order of addition depends on the
 // hardware (histogram.hpp).
 //
+// Two tunings (WeightedPolicy). Calls below 64 MiB of samples + weights take
+// blocks of 512 threads. Larger calls of 4-byte samples with f32 weights take
+// blocks of 256 threads that load the next trip's vectors before they add the
+// current ones: more loads in flight while the shared atomics (each a
+// compare-and-swap loop in the SASS: sm_90 has no shared f64 add) wait. Against
+// the 512-thread tuning, both with four sets (H100, f32 + f32 into 1024 bins,
+// uniform / constant / skewed): 1 GiB 1.07 / 1.11 / 1.15x, 64 MiB 1.04 / 1.10 /
+// 1.14x, but 32 MiB 0.93 / 1.08 / 1.10x and 16 MiB 0.85 / 1.11 / 1.03x.
+//
 // Register spills, examined and kept (so the files that instantiate it,
 // gpu_weighted_shared.cu and the lab's gpu_weighted_shared_x4.cu, are built
-// without ptxas's -warn-spills, CMakeLists.txt). With 512 threads and no minimum of
-// blocks, ptxas (CUDA 13.0, sm_80 and sm_90) holds 10 to 13 of the 62 kernel
-// instantiations at 64 or 40 registers, 2 or 3 resident blocks per SM, by
-// spilling 4 to 12 bytes: one to three loop-invariant 32-bit values (halves
-// of the sample and weight base pointers), stored once before the
-// grid-stride loop and reloaded from L1 once per trip, beside the trip's
-// 16-byte sample load, its 16 to 128 bytes of weights and its 4 to 16 shared
-// f64 atomics (read in the SASS). Removing them costs more than they do:
-// __launch_bounds__(512, 1) spills nothing but takes 88 to 128 registers, one
-// block per SM; stepping pointers instead of an index, or the copy count as a
-// template argument, remove some spills but move other instantiations across
-// an occupancy step (40 -> 48 or 64 -> 78 registers), a change that only a
-// device run could justify.
+// without ptxas's -warn-spills, CMakeLists.txt). With 512 threads (the small
+// calls' tuning) and no minimum of blocks, ptxas (CUDA 13.0, sm_80 and sm_90)
+// holds 10 to 13 of its 62 kernel instantiations at 64 or 40 registers, 2 or
+// 3 resident blocks per SM, by spilling 4 to 12 bytes: one to three
+// loop-invariant 32-bit values (halves of the sample and weight base
+// pointers), stored once before the grid-stride loop and reloaded from L1
+// once per trip, beside the trip's 16-byte sample load, its 16 to 128 bytes of
+// weights and its 4 to 16 shared f64 atomics (read in the SASS). Removing them
+// costs more than they do: __launch_bounds__(512, 1) spills nothing but takes
+// 88 to 128 registers, one block per SM; stepping pointers instead of an
+// index, or the copy count as a template argument, remove some spills but
+// move other instantiations across an occupancy step (40 -> 48 or 64 -> 78
+// registers), a change that only a device run could justify. The large calls'
+// 9 instantiations take 32 to 48 registers and spill nothing; forcing 40 on the
+// ones that take 48 (__launch_bounds__ with a minimum of blocks) spilled 12-20
+// bytes and ran 2-8% slower at 1 GiB (H100).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/env_knob.hpp"
 #include "cuda/general_common.cuh"
 #include "levelhist/strategy.hpp"
 
@@ -48,8 +67,29 @@ using namespace cuda_detail::general;
 using cuda_detail::load_unaligned;
 using cuda_detail::stream_of;
 
+// One tuning of the kernel (plain data, as CUB's policies): threads per block,
+// and whether a thread loads its next trip's vectors before adding the current.
+template <int Threads, bool Prefetch>
+struct WeightedTuning {
+  static constexpr int kThreads = Threads;
+  static constexpr bool kPrefetch = Prefetch;
+};
+
 struct WeightedPolicy {
-  static constexpr int kThreads = 512;
+  using SmallCalls = WeightedTuning<512, false>;
+  using LargeCalls = WeightedTuning<256, true>;
+  // Calls of at least this many bytes of samples + weights take LargeCalls:
+  // measured ahead at 64 MiB and 1 GiB, behind at 32 MiB and below (H100).
+  // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES sets it for the tests and studies.
+  static constexpr std::uint64_t kLargeCallBytes = std::uint64_t{64} << 20;
+  // LargeCalls serves 4-byte samples with f32 weights: measured on f32 + f32;
+  // 32-bit integers have the same trip (4 samples, 16 bytes of weights). With
+  // narrower samples or f64 weights a trip holds 32 to 128 bytes of weights,
+  // and prefetching them takes 54 to 127 registers (ptxas, sm_90): unmeasured.
+  template <class T, class W>
+  static constexpr bool kHasLargeCalls = sizeof(T) == 4 && std::is_same_v<W, float>;
+  // Sets of accumulators in the workspace that the blocks' sums go to.
+  static constexpr std::uint32_t kAccumulatorSets = 4;
   // The bytes (of samples + weights) a block counts: 16 per sum it adds at its
   // end, within [16 KiB, 64 KiB], up to the resident blocks (the rule of the
   // shared-histogram strategies, shared_histogram.cuh). The rule before, 16x
@@ -64,7 +104,7 @@ struct WeightedArgs {
   const unsigned char* samples;
   const unsigned char* weights;
   std::uint64_t n;
-  double* accum;  // workspace: slot_count per-call sums
+  double* accum;  // workspace: kAccumulatorSets x slot_count per-call sums
   unsigned* ticket;
   double* sums;  // the caller's sums
   bool accumulate;
@@ -101,8 +141,73 @@ __device__ __forceinline__ void load_weights(const unsigned char* p, bool vector
   }
 }
 
-template <class T, class W, class Map>
-__global__ void __launch_bounds__(WeightedPolicy::kThreads) weighted_kernel(WeightedArgs a, Map map) {
+// The slot of one sample of each of the warp's 32 lanes: `slot` (lane 0's for
+// a lane without a sample), lane 0's slot `first` (lane 0 always has one), and
+// whether all 32 share it (then the warp adds once: warp aggregation).
+struct WarpSlot {
+  std::uint32_t slot, first;
+  bool uniform;
+};
+__device__ __forceinline__ WarpSlot warp_slot(std::uint32_t slot, bool valid) {
+  const std::uint32_t first = __shfl_sync(0xFFFFFFFFu, slot, 0);
+  if (!valid) slot = first;
+  return {slot, first, __all_sync(0xFFFFFFFFu, slot == first) != 0};
+}
+
+// Calls visit(x, w, valid) for each 16-byte vector of samples (x: its K
+// samples, w: their weights) that this lane takes: vectors first + lane,
+// first + stride + lane, ... below `vectors`. The trip count is the warp's
+// (first is lane 0's), so the 32 lanes step together and can vote; `valid`
+// says whether this lane has a vector in the trip. With Prefetch the loads of
+// the next trip are issued before visit() of the current one.
+template <class T, class W, bool Prefetch, class Visit>
+__device__ __forceinline__ void for_each_vector(const uint4* body, const unsigned char* wbody, bool vector_weights,
+                                                std::uint64_t vectors, std::uint64_t first, std::uint64_t stride,
+                                                Visit&& visit) {
+  constexpr int K = kPerVector<T>;
+  constexpr std::size_t kWeightBytes = K * sizeof(W);
+  const std::uint32_t lane = threadIdx.x & 31;
+  if constexpr (Prefetch) {
+    bool valid = first + lane < vectors;
+    uint4 next_x{};
+    W next_w[K];
+    if (valid) {
+      next_x = __ldcs(body + first + lane);
+      load_weights<W, K>(wbody + (first + lane) * kWeightBytes, vector_weights, next_w);
+    }
+    for (std::uint64_t base = first; base < vectors; base += stride) {
+      const uint4 xv = next_x;
+      W w[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) w[k] = next_w[k];
+      const bool has = valid;
+      const std::uint64_t next = base + stride + lane;
+      valid = next < vectors;
+      if (valid) {
+        next_x = __ldcs(body + next);
+        load_weights<W, K>(wbody + next * kWeightBytes, vector_weights, next_w);
+      }
+      T x[K];
+      if (has) unpack(xv, x);
+      visit(x, w, has);
+    }
+  } else {
+    for (std::uint64_t base = first; base < vectors; base += stride) {
+      const std::uint64_t i = base + lane;
+      const bool valid = i < vectors;
+      T x[K];
+      W w[K];
+      if (valid) {
+        unpack(__ldcs(body + i), x);
+        load_weights<W, K>(wbody + i * kWeightBytes, vector_weights, w);
+      }
+      visit(x, w, valid);
+    }
+  }
+}
+
+template <class T, class W, class Map, class Tuning>
+__global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs a, Map map) {
   constexpr int K = kPerVector<T>;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ bool is_last_block;
@@ -132,31 +237,21 @@ __global__ void __launch_bounds__(WeightedPolicy::kThreads) weighted_kernel(Weig
     const unsigned char* wbody = a.weights + sp.head * sizeof(W);
     constexpr std::size_t kWeightBytes = K * sizeof(W);
     const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
-    // Warp-uniform trip count: the 32 lanes step together, so the warp can vote.
-    for (std::uint64_t base = thread - lane; base < sp.vectors; base += stride) {
-      const std::uint64_t i = base + lane;
-      const bool valid = i < sp.vectors;
-      T x[K];
-      W w[K];
-      if (valid) {
-        unpack(__ldcs(body + i), x);
-        load_weights<W, K>(wbody + i * kWeightBytes, vector_weights, w);
-      }
+    for_each_vector<T, W, Tuning::kPrefetch>(
+        body, wbody, vector_weights, sp.vectors, thread - lane, stride, [&](const T(&x)[K], const W(&w)[K], bool valid) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        std::uint32_t s = valid ? map(x[k]) : 0;
-        const std::uint32_t s0 = __shfl_sync(kAll, s, 0);  // lane 0 is always valid
-        if (!valid) s = s0;
-        if (__all_sync(kAll, s == s0)) {  // one slot for the whole warp: sum, then one atomic
-          double v = valid ? static_cast<double>(w[k]) : 0.0;
+          for (int k = 0; k < K; ++k) {
+            const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
+            if (s.uniform) {  // one slot for the whole warp: sum, then one atomic
+              double v = valid ? static_cast<double>(w[k]) : 0.0;
 #pragma unroll
-          for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
-          if (lane == 0) atomicAdd(h + s0 * copies, v);
-        } else if (valid) {
-          atomicAdd(h + s * copies + column, static_cast<double>(w[k]));
-        }
-      }
-    }
+              for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+              if (lane == 0) atomicAdd(h + s.first * copies, v);
+            } else if (valid) {
+              atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
+            }
+          }
+        });
   } else {  // samples not aligned to their size: one unaligned load each
     for (std::uint64_t i = thread; i < a.n; i += stride)
       atomicAdd(h + map(load_unaligned<T>(a.samples + i * sizeof(T))) * copies + column,
@@ -164,10 +259,11 @@ __global__ void __launch_bounds__(WeightedPolicy::kThreads) weighted_kernel(Weig
   }
   __syncthreads();
 
+  double* accum = a.accum + (blockIdx.x % WeightedPolicy::kAccumulatorSets) * a.slot_count;
   for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
     double v = 0.0;
     for (std::uint32_t c = 0; c < copies; ++c) v += h[s * copies + c];
-    if (v != 0.0 || v != v) atomicAdd(a.accum + s, v);
+    if (v != 0.0 || v != v) atomicAdd(accum + s, v);
   }
 
   __threadfence();
@@ -177,8 +273,10 @@ __global__ void __launch_bounds__(WeightedPolicy::kThreads) weighted_kernel(Weig
   if (!is_last_block) return;
   __threadfence();
   for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
-    const double v = __longlong_as_double(static_cast<long long>(
-        atomicExch(reinterpret_cast<unsigned long long*>(a.accum + s), 0ull)));
+    double v = 0.0;
+    for (std::uint32_t set = 0; set < WeightedPolicy::kAccumulatorSets; ++set)
+      v += __longlong_as_double(static_cast<long long>(
+          atomicExch(reinterpret_cast<unsigned long long*>(a.accum + set * a.slot_count + s), 0ull)));
     a.sums[s] = (a.accumulate ? a.sums[s] : 0.0) + v;
   }
   if (threadIdx.x == 0) *a.ticket = 0;
@@ -207,16 +305,19 @@ bool supports(const Problem& p, std::string* why_not) {
   return true;
 }
 
-inline std::size_t workspace_bytes(const Problem& p) { return round_up(p.binning->slots() * 8, 256) + 256; }
+inline std::size_t accumulator_bytes(std::size_t slot_count) {
+  return round_up(WeightedPolicy::kAccumulatorSets * slot_count * 8, 256);
+}
 
-template <class T, class W, class Map>
-void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
-  auto kernel = weighted_kernel<T, W, Map>;
+inline std::size_t workspace_bytes(const Problem& p) { return accumulator_bytes(p.binning->slots()) + 256; }
+
+template <class T, class W, class Map, class Tuning>
+void launch_tuned(const RunArgs& a, const Map& map, std::uint32_t copies, std::uint64_t bytes) {
+  auto kernel = weighted_kernel<T, W, Map, Tuning>;
   allow_large_shared(kernel);
   const std::size_t slot_count = a.binning->slots();
   const std::size_t smem = round_up(slot_count * copies * 8, 16) + map.table_bytes();
-  const int resident = resident_blocks_with(kernel, WeightedPolicy::kThreads, smem);
-  const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
+  const int resident = resident_blocks_with(kernel, Tuning::kThreads, smem);
   const std::uint64_t per_block = std::clamp<std::uint64_t>(
       WeightedPolicy::kBytesPerSum * slot_count, WeightedPolicy::kMinBytesPerBlock, WeightedPolicy::kMaxBytesPerBlock);
   const std::uint64_t blocks = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1, resident);
@@ -226,13 +327,27 @@ void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
   args.weights = static_cast<const unsigned char*>(a.weights);
   args.n = a.n;
   args.accum = reinterpret_cast<double*>(ws);
-  args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 8, 256));
+  args.ticket = reinterpret_cast<unsigned*>(ws + accumulator_bytes(slot_count));
   args.sums = a.weight_sums;
   args.accumulate = a.accumulate;
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.copies = copies;
-  kernel<<<static_cast<unsigned>(blocks), WeightedPolicy::kThreads, smem, stream_of(a)>>>(args, map);
+  kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
   LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+inline std::uint64_t large_call_bytes() {
+  return ::levelhist::detail::env_knob("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", WeightedPolicy::kLargeCallBytes, 0,
+                                       ~std::uint64_t{0});
+}
+
+template <class T, class W, class Map>
+void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
+  const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
+  if constexpr (WeightedPolicy::kHasLargeCalls<T, W>) {
+    if (bytes >= large_call_bytes()) return launch_tuned<T, W, Map, WeightedPolicy::LargeCalls>(a, map, copies, bytes);
+  }
+  launch_tuned<T, W, Map, WeightedPolicy::SmallCalls>(a, map, copies, bytes);
 }
 
 template <std::uint32_t Copies>
@@ -249,7 +364,7 @@ void run(const RunArgs& a) {
 
 inline std::vector<std::uint64_t> boundaries(const Problem& p) {
   const std::uint64_t per_vector = 16 / sample_size(p.type);
-  const std::uint64_t tile = per_vector * WeightedPolicy::kThreads;
+  const std::uint64_t tile = per_vector * WeightedPolicy::SmallCalls::kThreads;
   return {per_vector - 1, per_vector, per_vector + 1, 32 * per_vector + 1, tile, 2 * tile + 3,
           WeightedPolicy::kMinBytesPerBlock / (sample_size(p.type) + sample_size(p.weight_type))};
 }
