@@ -93,6 +93,18 @@ __device__ __forceinline__ void sync_first(int id, int threads) {
 // .aligned is the form the PTX ISA allows from different points.
 __device__ __forceinline__ void sync_block_unaligned() { asm volatile("barrier.sync 0;" ::: "memory"); }
 
+// Adds bin `bin`'s 32 lane columns, eight 16-byte words at `row`, to `sum`:
+// eight 16-byte loads instead of 32 4-byte ones, staggered by 16 bytes so that
+// each quarter warp (the unit of a 16-byte shared load) reads 8 different
+// 4-bank groups (TRISH's staggered indexing, section 5.1).
+__device__ __forceinline__ void add_row(unsigned int& sum, const uint4* row, int bin) {
+#pragma unroll
+  for (int c = 0; c < kLanes / 4; ++c) {
+    const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
+    sum += q.x + q.y + q.z + q.w;
+  }
+}
+
 enum class Path { direct, fold };
 
 // Policy::kPermutedAddress: the columns in dynamic shared memory, rows 256
@@ -348,15 +360,11 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
     if (threadIdx.x < kBins) {
       const int bin = threadIdx.x;
 #pragma unroll
-      for (int p = 0; p < kPositions; ++p) {
-        const uint4* row = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(columns) + (p >> 1) * 0x10000 +
-                                                          bin * kRowWords * 4 + (p & 1) * 128);
-#pragma unroll
-        for (int c = 0; c < kLanes / 4; ++c) {
-          const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
-          sums[p] += q.x + q.y + q.z + q.w;
-        }
-      }
+      for (int p = 0; p < kPositions; ++p)
+        add_row(sums[p],
+                reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(columns) + (p >> 1) * 0x10000 +
+                                               bin * kRowWords * 4 + (p & 1) * 128),
+                bin);
     }
     sync_block_unaligned();  // with the flag warp, which has seen block 0's flag
     if (threadIdx.x == 0) Policy::mark(kMarkReady);
@@ -374,15 +382,7 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
   if (threadIdx.x < kBins) {
     const int bin = threadIdx.x;
     if constexpr (Policy::kVectorRowSums || kPermuted) {
-      // Eight 16-byte loads instead of 32 4-byte ones; staggered by 16 bytes so
-      // that each quarter warp (the unit of a 16-byte shared load) reads 8
-      // different 4-bank groups.
-      const uint4* row = reinterpret_cast<const uint4*>(columns + bin * kRowWords);
-#pragma unroll
-      for (int c = 0; c < kLanes / 4; ++c) {
-        const uint4 q = row[(c + bin) & (kLanes / 4 - 1)];
-        sum += q.x + q.y + q.z + q.w;
-      }
+      add_row(sum, reinterpret_cast<const uint4*>(columns + bin * kRowWords), bin);
     } else {
 #pragma unroll 8
       for (int c = 0; c < kLanes; ++c) sum += columns[bin * kLanes + ((c + bin) & (kLanes - 1))];
