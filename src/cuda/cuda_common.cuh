@@ -127,6 +127,23 @@ __device__ __forceinline__ void add_to_slot(std::uint64_t* slot, unsigned int co
   if (count) atomicAdd(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(count));
 }
 
+// Whether this block is the last of the grid to finish, for the kernels whose
+// last block folds every block's partial sums (a ticket counter in the
+// workspace, which that block resets). The fence before the ticket makes this
+// block's global additions visible to the last block; the fence after it, in
+// the last block, orders its reads after everyone's. Every thread of the block
+// calls it.
+__device__ __forceinline__ bool last_block_to_finish(unsigned* ticket) {
+  __shared__ bool is_last_block;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last_block) return false;
+  __threadfence();
+  return true;
+}
+
 // Calls f.template operator()<T, Aligned>() for the sample type of `a` and
 // whether its samples pointer is aligned to the type's size: the one place
 // the generic kernels turn run-time type and alignment into template arguments.

@@ -126,7 +126,6 @@ __device__ __forceinline__ void count_row(const unsigned char* row, std::uint64_
 template <int C>
 __global__ void __launch_bounds__(PixelLanePolicy::kThreads) pixel_lane_kernel(PixelArgs a) {
   extern __shared__ __align__(16) unsigned columns[];
-  __shared__ bool is_last_block;
   const std::uint32_t words = a.histograms_in_smem * kColumnWords;
   for (std::uint32_t i = threadIdx.x; i < words / 4; i += blockDim.x)
     reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
@@ -167,12 +166,7 @@ __global__ void __launch_bounds__(PixelLanePolicy::kThreads) pixel_lane_kernel(P
     if (sum) atomicAdd(a.accum + r, sum);
   }
 
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (!cuda_detail::last_block_to_finish(a.ticket)) return;
   const std::uint64_t slot_count = a.indexer.bins + 3;
   if (!a.accumulate) {
     for (std::uint64_t s = threadIdx.x; s < slot_count * a.hists; s += blockDim.x) a.slots[s] = 0;

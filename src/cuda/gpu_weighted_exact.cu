@@ -82,7 +82,6 @@ template <class T, class W, class Map>
 __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
   constexpr int K = kPerVector<T>;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ bool is_last_block;
   const bool squares = a.squares != nullptr;
   const std::uint32_t sets = squares ? 2 : 1;
   long long* h = reinterpret_cast<long long*>(smem);                            // sums, then squares
@@ -144,12 +143,7 @@ __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
     add_wide(a.accum + s, h[s]);
     if (f[s]) atomicOr(a.flags + s, f[s]);
   }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (!last_block_to_finish(a.ticket)) return;
   for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
     fixed::Wide sum;
     sum.lo = atomicExch(&a.accum[s].lo, 0ull);

@@ -82,7 +82,6 @@ template <class Policy, class T, class Map>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ bool is_last_block;
   unsigned* h = reinterpret_cast<unsigned*>(smem);
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
@@ -152,12 +151,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
 
   // The last block folds the call's counts into the 64-bit slots and leaves
   // the workspace zero (as gpu_lane_columns does).
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (!last_block_to_finish(a.ticket)) return;
   for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
     const unsigned c = atomicExch(a.accum + s, 0u);
     a.slots[s] = (a.accumulate ? a.slots[s] : 0) + c;

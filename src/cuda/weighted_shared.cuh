@@ -210,7 +210,6 @@ template <class T, class W, class Map, class Tuning>
 __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs a, Map map) {
   constexpr int K = kPerVector<T>;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ bool is_last_block;
   double* h = reinterpret_cast<double*>(smem);
   const std::uint32_t copies = a.copies;
   const std::uint32_t words = a.slot_count * copies;
@@ -266,12 +265,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
     if (v != 0.0 || v != v) atomicAdd(accum + s, v);
   }
 
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) is_last_block = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!is_last_block) return;
-  __threadfence();
+  if (!last_block_to_finish(a.ticket)) return;
   for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
     double v = 0.0;
     for (std::uint32_t set = 0; set < WeightedPolicy::kAccumulatorSets; ++set)
