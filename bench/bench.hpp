@@ -1,5 +1,6 @@
 // levelhist bench: the benchmark behind `levelhist bench`.
 #pragma once
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <string>
@@ -18,6 +19,13 @@ void print_error(const std::string& message, const std::string& fix);
 // print_error for a caught exception; returns the exit status: 2 for a usage
 // error, 1 for anything else. `help` is the command whose --help says more.
 int report_error(const std::exception& e, const std::string& help);
+
+// The median of `v` (the mean of the middle two for an even count).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
 
 struct BenchOptions;
 // The start of a GPU mode of the benchmark (`levelhist bench --sort`, ...):

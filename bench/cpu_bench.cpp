@@ -475,12 +475,6 @@ double seconds_of(const std::function<void()>& f) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 enum class Kind { levelhist, four_subtables, naive, stream, numpy };
 
 struct Method {

@@ -44,11 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 // The median of `reps` timings of f (seconds).
 double median_seconds(int reps, const std::function<void()>& f) {
   std::vector<double> t;

@@ -250,6 +250,13 @@ Options on_cuda() {
 
 constexpr std::size_t kChunk = std::size_t{1} << 20;  // the staging chunk these tests set
 
+// Small staging chunks, and calls split across the devices however small
+// they are: the device-list tests' setting.
+struct SmallChunksOnEveryDevice {
+  ScopedEnv chunk{"LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk)};
+  ScopedEnv share{"LEVELHIST_DEVICE_SHARE_BYTES", "1"};
+};
+
 // Sizes in items around the chunk: none, one, a chunk's worth less, equal
 // and more, and enough chunks to reuse every pinned and device buffer.
 std::vector<std::size_t> sizes_around(std::size_t item) {
@@ -420,8 +427,7 @@ TEST(GpuLink, CpuAndGpuTogetherEqualTheCpu) {
 
 TEST(GpuLink, ADeviceListOfOneEqualsTheDeviceAloneAndAllDevicesEqualTheCpu) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
-  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");  // small calls split too
+  const SmallChunksOnEveryDevice setting;
   const Request r = Request::counts(SampleType::u16, Binning::even(333, 0, 65536));
   Options one = on_cuda();
   one.devices = {0};
@@ -470,8 +476,7 @@ std::vector<double> sums_of(const Plan& plan, const Input& input) {
 // all devices: pixels with a pitch, wide bins, weights, deterministic sums.
 TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
-  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  const SmallChunksOnEveryDevice setting;
   const std::vector<int> counts = list_sizes();
   // 8-bit RGBA rows with a pitch, three channels counted.
   const Request rgba = Request::pixels(SampleType::u8, 4, 0b0111, Binning::per_value(SampleType::u8));
@@ -516,8 +521,7 @@ TEST(GpuLink, DeviceListsCountPixelsWideBinsAndWeightsLikeTheCpu) {
 // every device of the list gets a share.
 TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
-  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  const SmallChunksOnEveryDevice setting;
   const std::vector<int> counts = list_sizes();
   const Request bytes = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
   const Request wide = Request::counts(SampleType::u16, Binning::even(4096, 0, 65536));
@@ -546,8 +550,7 @@ TEST(GpuLink, DeviceListsEqualOneDeviceOnEveryDistribution) {
 // deterministic sums bit for bit.
 TEST(GpuLink, DeviceListsCountPixelsKeysAndWeightsOnEveryDistribution) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  ScopedEnv chunk("LEVELHIST_STAGING_CHUNK_BYTES", std::to_string(kChunk));
-  ScopedEnv share("LEVELHIST_DEVICE_SHARE_BYTES", "1");
+  const SmallChunksOnEveryDevice setting;
   const std::vector<int> counts = list_sizes();
   const Request rgba = Request::pixels(SampleType::u8, 4, 0b1011, Binning::per_value(SampleType::u8));
   const Request keys = Request::counts(SampleType::u32, Binning::even(1u << 20, 0, 4294967296.0));

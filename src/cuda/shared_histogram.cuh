@@ -212,9 +212,9 @@ struct SharedStrategy {
     return true;
   }
 
-  static std::size_t workspace_bytes(const Problem& p) {
-    return round_up(p.binning->slots() * 4, 256) + 256;
-  }
+  // The workspace: the 32-bit accumulators, then the ticket.
+  static std::size_t accumulator_bytes(std::uint64_t slots) { return round_up(slots * 4, 256); }
+  static std::size_t workspace_bytes(const Problem& p) { return accumulator_bytes(p.binning->slots()) + 256; }
 
   // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB; unset or 0: the policy's
   // rule): the bytes a block counts; for tuning studies (docs/PERFORMANCE-general.md).
@@ -245,7 +245,7 @@ struct SharedStrategy {
     auto* ws = static_cast<unsigned char*>(a.workspace);
     const std::size_t slot_count = a.binning->slots();
     args.accum = reinterpret_cast<unsigned*>(ws);
-    args.ticket = reinterpret_cast<unsigned*>(ws + round_up(slot_count * 4, 256));
+    args.ticket = reinterpret_cast<unsigned*>(ws + accumulator_bytes(slot_count));
     args.slots = a.slots;
     args.accumulate = a.accumulate;
     args.slot_count = static_cast<std::uint32_t>(slot_count);
