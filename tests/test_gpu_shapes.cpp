@@ -19,6 +19,7 @@ TEST(GpuShapes, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backen
 #include <random>
 
 #include "gpu_test_support.hpp"
+#include "scoped_support.hpp"
 
 namespace levelhist::test {
 namespace {
@@ -216,8 +217,11 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
   const Binning u8 = Binning::per_value(SampleType::u8);
   const std::size_t n = (std::size_t{1} << 20) + 13;
   std::vector<std::uint8_t> a = noise<std::uint8_t>(n, 1, 0, 256), b = noise<std::uint8_t>(n, 2, 0, 256);
-  check_joint<std::uint8_t>({u8, u8}, {a, b}, "u8 noise (two parts of shared memory)");
+  check_joint<std::uint8_t>({u8, u8}, {a, b}, "u8 noise (16-bit counters)");
   check_joint<std::uint8_t>({u8, u8}, {std::vector<std::uint8_t>(n, 200), std::vector<std::uint8_t>(n, 3)}, "constant");
+  // 67^3 slots fit neither way: parts of 32-bit counters, a block per part of each chunk.
+  const Binning by4 = Binning::even(64, 0, 256);
+  check_joint<std::uint8_t>({by4, by4, by4}, {a, b, noise<std::uint8_t>(n, 10, 0, 256)}, "u8 64^3 (parts)");
   std::vector<float> x = noise<float>(n, 3, -0.1, 1.1), y = noise<float>(n, 4, -0.1, 1.1);
   x[5] = std::nanf(""), y[9] = INFINITY;
   const Binning hundred = Binning::even(100, 0, 1);
@@ -231,6 +235,25 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
   // Two small images whose size is no multiple of the device allocations' 256-byte rounding.
   check_joint<std::uint8_t>({u8, u8}, {noise<std::uint8_t>(851, 8, 0, 256), noise<std::uint8_t>(851, 9, 0, 256)},
                             "u8 37 x 23 images");
+}
+
+// The 256 x 256 histogram of two u8 images fits shared memory only with 16-bit
+// counters, two to a word, whose halves are moved to the output when they pass
+// 2^15. Each chunk (2^15 points) of a constant image takes one half there; two
+// adjacent slots in turn take both halves of one word in the same chunk; a
+// drain list of one entry makes every such barrier scan all halves instead.
+TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning u8 = Binning::per_value(SampleType::u8);
+  const std::size_t n = (std::size_t{16} << 20) + 5;  // every block takes several chunks
+  std::vector<std::uint8_t> a(n, 7), b(n), c(n, 3);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(9 + i % 2);  // slots 7 * 259 + 9 and + 10: one word
+  for (const char* list : {"", "1"}) {
+    ScopedEnv drain("LEVELHIST_JOINT_DRAIN_LIST", list);
+    const std::string what = std::string("drain list ") + (*list ? list : "default");
+    check_joint<std::uint8_t>({u8, u8}, {a, c}, "constant, " + what);
+    check_joint<std::uint8_t>({u8, u8}, {a, b}, "two slots of one word in turn, " + what);
+  }
 }
 
 // ---- deterministic weights ----------------------------------------------------------------

@@ -68,6 +68,7 @@ def main():
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--host-n", type=float, default=None, help="samples of the host-memory rows (default: --n / 4)")
     p.add_argument("--small-calls", type=int, default=3000, help="calls timed for the 1000-sample row")
+    p.add_argument("--small-only", action="store_true", help="only the 1000-sample rows, with the call's parts apart")
     a = p.parse_args()
     n = int(a.n)
     host_n = int(a.host_n or a.n / 4)
@@ -110,65 +111,66 @@ def main():
         ratio = f"{ref_ms / ms:.2f} of {ref_name}" if ref_ms else ""
         rows.append((case, method, ms, gbps(nbytes, ms), ratio))
 
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    for dist in ("uniform", "constant"):
-        if dist == "uniform":
-            x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-        else:
-            x = torch.full((n,), 0.5, device="cuda", dtype=torch.float32)
-        nbytes = n * 4
-        read = median_ms(lambda: x.sum(), torch_events, a.runs)
-        add(f"f32 {BINS} bins, {dist}", "read limit: torch x.sum()", read, nbytes)
-        lh = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1)), torch_events, a.runs)
-        add(f"f32 {BINS} bins, {dist}", "levelhist (torch tensor)", lh, nbytes, read, "read limit")
-        goals.append((f"f32/{BINS} {dist}: levelhist / read limit", read / lh, 0.85, read / lh >= 0.85))
-        th = median_ms(lambda: torch.histc(x, BINS, 0, 1), torch_events, a.runs)
-        add(f"f32 {BINS} bins, {dist}", "torch.histc", th, nbytes, read, "read limit")
-        rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs torch.histc", None, None, f"{th / lh:.2f}x"))
-        if cupy is not None:
-            xc = cupy.from_dlpack(x)
-            lc = cupy_time(lambda: levelhist.histogram(xc, BINS, (0, 1)), a.runs)
-            add(f"f32 {BINS} bins, {dist}", "levelhist (CuPy array)", lc, nbytes, read, "read limit")
-            ch = cupy_time(lambda: cupy.histogram(xc, BINS, (0, 1)), a.runs)
-            add(f"f32 {BINS} bins, {dist}", "cupy.histogram", ch, nbytes, read, "read limit")
-            rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs cupy.histogram", None, None, f"{ch / lc:.2f}x"))
-            xc = None
-        # Exactness, once: the counts equal torch's where both define them.
-        h, _ = levelhist.histogram(x, BINS, (0, 1))
-        assert int(h.sum()) == int(((x >= 0) & (x <= 1)).sum()), "levelhist lost samples"
-        x = None
+    if not a.small_only:
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        for dist in ("uniform", "constant"):
+            if dist == "uniform":
+                x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+            else:
+                x = torch.full((n,), 0.5, device="cuda", dtype=torch.float32)
+            nbytes = n * 4
+            read = median_ms(lambda: x.sum(), torch_events, a.runs)
+            add(f"f32 {BINS} bins, {dist}", "read limit: torch x.sum()", read, nbytes)
+            lh = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1)), torch_events, a.runs)
+            add(f"f32 {BINS} bins, {dist}", "levelhist (torch tensor)", lh, nbytes, read, "read limit")
+            goals.append((f"f32/{BINS} {dist}: levelhist / read limit", read / lh, 0.85, read / lh >= 0.85))
+            th = median_ms(lambda: torch.histc(x, BINS, 0, 1), torch_events, a.runs)
+            add(f"f32 {BINS} bins, {dist}", "torch.histc", th, nbytes, read, "read limit")
+            rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs torch.histc", None, None, f"{th / lh:.2f}x"))
+            if cupy is not None:
+                xc = cupy.from_dlpack(x)
+                lc = cupy_time(lambda: levelhist.histogram(xc, BINS, (0, 1)), a.runs)
+                add(f"f32 {BINS} bins, {dist}", "levelhist (CuPy array)", lc, nbytes, read, "read limit")
+                ch = cupy_time(lambda: cupy.histogram(xc, BINS, (0, 1)), a.runs)
+                add(f"f32 {BINS} bins, {dist}", "cupy.histogram", ch, nbytes, read, "read limit")
+                rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs cupy.histogram", None, None, f"{ch / lc:.2f}x"))
+                xc = None
+            # Exactness, once: the counts equal torch's where both define them.
+            h, _ = levelhist.histogram(x, BINS, (0, 1))
+            assert int(h.sum()) == int(((x >= 0) & (x <= 1)).sum()), "levelhist lost samples"
+            x = None
+            torch.cuda.empty_cache()
+
+        # ---- weighted sums ----
+        x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+        w = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+        nbytes = n * 8
+        read = median_ms(lambda: (x.sum(), w.sum()), torch_events, a.runs)
+        add("weighted f32 + f32 weights", "read limit: torch x.sum() + w.sum()", read, nbytes)
+        lw = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1), weights=w), torch_events, a.runs)
+        add("weighted f32 + f32 weights", "levelhist", lw, nbytes, read, "read limit")
+        idx = (x * BINS).long().clamp_(0, BINS - 1)
+        tb = median_ms(lambda: torch.bincount(idx, weights=w, minlength=BINS), torch_events, a.runs)
+        add("weighted f32 + f32 weights", "torch.bincount(indices, weights)", tb, nbytes, read, "read limit")
+        rows.append(("weighted f32 + f32 weights", "levelhist vs torch.bincount", None, None, f"{tb / lw:.2f}x"))
+        goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
+        goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
+        x = w = idx = None
         torch.cuda.empty_cache()
 
-    # ---- weighted sums ----
-    x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-    w = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-    nbytes = n * 8
-    read = median_ms(lambda: (x.sum(), w.sum()), torch_events, a.runs)
-    add("weighted f32 + f32 weights", "read limit: torch x.sum() + w.sum()", read, nbytes)
-    lw = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1), weights=w), torch_events, a.runs)
-    add("weighted f32 + f32 weights", "levelhist", lw, nbytes, read, "read limit")
-    idx = (x * BINS).long().clamp_(0, BINS - 1)
-    tb = median_ms(lambda: torch.bincount(idx, weights=w, minlength=BINS), torch_events, a.runs)
-    add("weighted f32 + f32 weights", "torch.bincount(indices, weights)", tb, nbytes, read, "read limit")
-    rows.append(("weighted f32 + f32 weights", "levelhist vs torch.bincount", None, None, f"{tb / lw:.2f}x"))
-    goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
-    goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
-    x = w = idx = None
-    torch.cuda.empty_cache()
-
-    # ---- host memory ----
-    xh = np.random.default_rng(2).random(host_n, dtype=np.float32)
-    hb = host_n * 4
-    auto_ms = wall_ms(lambda: levelhist.histogram(xh, BINS, (0, 1)), max(3, a.runs // 2))
-    add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, automatic backend (staged to the GPU)", auto_ms, hb)
-    hc = levelhist.Histogram(BINS, (0, 1), dtype=np.float32, backend="cpu")
-    cpu_ms = wall_ms(lambda: hc.fill(xh), max(3, a.runs // 2))
-    add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, CPU backend", cpu_ms, hb)
-    np_n = min(host_n, 10**8)
-    np_ms = wall_ms(lambda: np.histogram(xh[:np_n], BINS, (0, 1)), 1)
-    rows.append((f"numpy f32 {host_n:.2g} samples (host)", f"numpy.histogram ({np_n:.2g} samples)", np_ms,
-                 gbps(np_n * 4, np_ms), ""))
-    xh = None
+        # ---- host memory ----
+        xh = np.random.default_rng(2).random(host_n, dtype=np.float32)
+        hb = host_n * 4
+        auto_ms = wall_ms(lambda: levelhist.histogram(xh, BINS, (0, 1)), max(3, a.runs // 2))
+        add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, automatic backend (staged to the GPU)", auto_ms, hb)
+        hc = levelhist.Histogram(BINS, (0, 1), dtype=np.float32, backend="cpu")
+        cpu_ms = wall_ms(lambda: hc.fill(xh), max(3, a.runs // 2))
+        add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, CPU backend", cpu_ms, hb)
+        np_n = min(host_n, 10**8)
+        np_ms = wall_ms(lambda: np.histogram(xh[:np_n], BINS, (0, 1)), 1)
+        rows.append((f"numpy f32 {host_n:.2g} samples (host)", f"numpy.histogram ({np_n:.2g} samples)", np_ms,
+                     gbps(np_n * 4, np_ms), ""))
+        xh = None
 
     # ---- 1000 samples per call ----
     calls = a.small_calls
@@ -187,6 +189,22 @@ def main():
     tsync = torch.cuda.synchronize
     us_lh = per_call_us(lambda: levelhist.histogram(xs, BINS, (0, 1)), tsync)
     us_th = per_call_us(lambda: torch.histc(xs, BINS, 0, 1), tsync)
+    # The fast path's parts, each alone (its internals: what a call costs where).
+    from levelhist import _api, _arrays
+    call = next(c for k, c in _api._fast_device_calls.items() if k[0] == "torch" and c is not None)
+    stream = _arrays.Torch.stream(0)
+    ws, ws_bytes = call.entry.workspace(_arrays.Torch, 0, stream, 1000)
+    out = call.empty(call.slots)
+    parts = [
+        ("the stream query", lambda: _arrays.Torch.stream(0)),
+        ("the output: torch.empty", lambda: call.empty(call.slots)),
+        ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
+                                                                     ws.data_ptr(), ws_bytes, stream)),
+        ("the edges' copy: clone", lambda: call.edges.clone()),
+        ("the view out[:bins]", lambda: out[:BINS]),
+    ]
+    for what, fn in parts:
+        rows.append(("1000 samples per call", f"  part: {what}", per_call_us(fn, tsync) / 1e3, None, "us per call"))
     rows.append(("1000 samples per call", "levelhist (torch tensor)", us_lh / 1e3, None, "us per call"))
     rows.append(("1000 samples per call", "torch.histc", us_th / 1e3, None, "us per call"))
     hs = levelhist.Histogram(BINS, (0, 1), dtype=np.float32)

@@ -155,6 +155,62 @@ def _fast_histogram(a, bins, range):
     return slots[: axis.bins], axis.edges.copy()
 
 
+class _DeviceCall:
+    """What the common GPU call keeps between calls: its plan entry (plan and
+    workspaces), the slots' count and the edges on the device, copied for
+    each result. `empty(n)` makes the int64 output on the array's device."""
+
+    __slots__ = ("entry", "bins", "slots", "edges", "empty")
+
+
+# The common GPU call, histogram(CuPy array or CUDA tensor, int, (lo, hi))
+# without weights or density, by (library, dtype, bins, range with its types,
+# device): a dictionary lookup, the stream, one output allocation, one launch
+# and the edges' copy. None marks a key the general path must take (a dtype
+# that is converted first, or edges that need a slot map).
+_fast_device_calls = {}
+
+
+def _fast_device_call(lib, a, dtype, bins, range, device):
+    if dtype not in _arrays._TYPE_NAMES or dtype == np.bool_ or _arrays.counted_dtype(dtype) != dtype:
+        return None
+    axis = _edges.uniform_axis(dtype, _edges.bins_count(bins), range, lib.size(a), None)
+    if axis.slot_map is not None:
+        return None
+    call = _DeviceCall()
+    call.entry = _entry(axis, _arrays.type_name(dtype), None, "cuda", device)
+    call.bins = axis.bins
+    call.slots = call.entry.plan.slots
+    with lib.using(device):
+        call.edges = lib.from_numpy(axis.edges, device)
+    call.empty = lib.empty_maker(np.int64, device)
+    return call
+
+
+def _fast_device_histogram(a, lib_name, bins, range):
+    lib = _arrays.DEVICE_LIBRARIES[lib_name]
+    if not lib.plain(a):
+        return None
+    lo, hi = range
+    device = lib.device(a)
+    key = (lib_name, a.dtype, bins, type(lo), lo, type(hi), hi, device)
+    call = _fast_device_calls.get(key, False)
+    if call is False:
+        call = _fast_device_call(lib, a, lib.dtype(a), bins, range, device)
+        if len(_fast_device_calls) >= 256:
+            _fast_device_calls.clear()
+        _fast_device_calls[key] = call
+    if call is None:
+        return None
+    n = lib.size(a)
+    stream = lib.stream(device)
+    workspace, workspace_bytes = call.entry.workspace(lib, device, stream, n)
+    out = call.empty(call.slots)
+    call.entry.plan.run(lib.pointer(a), n, 0, lib.pointer(out), False, lib.pointer(workspace), workspace_bytes,
+                        stream)
+    return out[: call.bins], lib.copy(call.edges)
+
+
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """The histogram of `a`: numpy.histogram's results, counted by levelhist.
 
@@ -176,11 +232,16 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     name ('auto', 'fd', ...; numpy arrays only, edges by
     numpy.histogram_bin_edges).
     """
-    if type(a) is np.ndarray and type(bins) is int and type(range) is tuple and weights is None and not density:
+    fast = type(bins) is int and type(range) is tuple and weights is None and not density
+    if fast and type(a) is np.ndarray:
         result = _fast_histogram(a, bins, range)
         if result is not None:
             return result
     lib_name, lib = _library(a)
+    if fast and lib_name in _arrays.DEVICE_LIBRARIES:
+        result = _fast_device_histogram(a, lib_name, bins, range)
+        if result is not None:
+            return result
     if lib_name == "torch_cpu":
         torch = sys.modules["torch"]
         hist, edges = histogram(_torch_cpu_to_numpy(a), bins, range, _torch_cpu_to_numpy(weights), density)

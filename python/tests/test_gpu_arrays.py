@@ -114,6 +114,27 @@ def test_strided_and_nd(xp):
     np.testing.assert_array_equal(to_host(xp, got), np.histogram(x[:, ::3], 64, (0, 1))[0])
 
 
+def test_repeated_calls_give_fresh_results(xp):
+    # The common call (int bins, a (lo, hi) tuple) keeps its plan, workspace
+    # and edges between calls: each result must still be the caller's own, and
+    # calls of other sizes (a larger workspace, no samples) must count right.
+    from levelhist import _api
+    name, m = xp
+    first = None
+    for n in (1000, 1000, 3 << 20, 0, 5, 1000):
+        x = RNG.random(n).astype(np.float32)
+        hist, edges = levelhist.histogram(to_device(xp, x), 1024, (0, 1))
+        want_hist, want_edges = np.histogram(x, 1024, (0, 1))
+        np.testing.assert_array_equal(to_host(xp, hist), want_hist)
+        np.testing.assert_array_equal(to_host(xp, edges), want_edges)
+        if first is None:
+            first = (hist, edges, to_host(xp, hist).copy())
+        hist[0] = 12345  # writing one result changes no later one
+        edges[0] = -7.0
+    np.testing.assert_array_equal(to_host(xp, first[0])[1:], first[2][1:])
+    assert any(k[0] == name and c is not None for k, c in _api._fast_device_calls.items())
+
+
 def test_current_stream_is_used(xp):
     name, m = xp
     x = RNG.random(1 << 20).astype(np.float32)

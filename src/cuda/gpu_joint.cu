@@ -4,23 +4,34 @@
 // A point's slot is the sum of its axes' slots times their strides, each
 // axis's slot by the exact bin maps of general_common.cuh (one kind for all
 // axes: direct, integer shift or even bins when every axis can take it, else
-// BinIndexer::slot). Blocks count chunks of points into a shared-memory
-// histogram. When the whole histogram does not fit (the 256 x 256 joint
-// histogram of two 8-bit images has 259^2 = 67081 slots: 268 KB of counters),
-// the slots are split into parts that do, and each chunk is counted by one
-// block per part, the blocks of one chunk next to each other, so the second
-// reads the chunk from L2 rather than from memory: memory traffic stays one
-// read of the input. Small histograms get several copies (warps take them in
-// turn), so warps do not contend for one counter.
+// BinIndexer::slot). A grid of resident blocks takes chunks of points in turn
+// and counts them into a shared-memory histogram that it keeps for the whole
+// call, adding it to the output once, at the end (a block's work is then
+// its points, not its chunks times the histogram's slots).
+//
+// The counters' width decides how many slots fit on chip:
+// - 32 bits, when the histogram fits (small ones in several copies that the
+//   warps take in turn, so warps do not contend for one counter);
+// - 16 bits, two to a word, when only that fits: the 256 x 256 joint histogram
+//   of two 8-bit images (259^2 = 67081 slots, 134 KB instead of 268 KB). A
+//   16-bit half that an addition takes to 2^15 or more is put on a short list
+//   (the atomic's old value says so), and at the barrier after each chunk the
+//   block moves the listed halves to the output. A chunk adds at most 2^15
+//   points, so no half passes 2^16 - 1 before its barrier: the counts are
+//   exact on any data; a list that fills makes that barrier scan every half.
+// - 32 bits in parts when neither fits: each chunk is counted by one block per
+//   part, the blocks of one chunk next to each other (the second reads it from
+//   L2), each block keeping its one part.
 //
 // Level performance: each thread keeps the slot and the length of its current
 // run of equal slots and adds the run when it ends, so a constant image costs
 // one shared atomic per run, not per point. Separate 8/16-bit or f32 columns
 // aligned to 16 bytes are read with 16-byte loads (16 points of u8 per load
-// per column).
+// per column), the next ones in flight while the current ones are counted.
 #include <algorithm>
 #include <string>
 
+#include "core/env_knob.hpp"
 #include "core/strategies.hpp"
 #include "cuda/general_common.cuh"
 
@@ -30,10 +41,15 @@ namespace {
 using namespace general;
 
 constexpr int kThreads = 512;
-constexpr std::uint64_t kChunkPoints = 64 * 1024;  // points per work item
+constexpr std::uint64_t kChunkPoints = 64 * 1024;        // points per chunk (32-bit counters)
+constexpr std::uint64_t kPackedChunkPoints = 32 * 1024;  // 16-bit counters: at most 2^15 points between barriers
 constexpr std::uint32_t kMaxCopies = 8;
+constexpr std::uint32_t kHalfLimit = 0x8000;         // a 16-bit half at or above this is drained
+constexpr std::uint32_t kDrainListDefault = 1024;    // halves listed per chunk before a full scan
 
 __device__ __forceinline__ std::uint64_t umin(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
+
+enum class Counters { wide, packed };
 
 struct Work {
   const unsigned char* columns[kMaxAxes];
@@ -44,29 +60,63 @@ struct Work {
   std::uint32_t part_slots;             // slots per part (the last part may have fewer)
   std::uint32_t parts;
   std::uint64_t total_slots;
-  std::uint64_t items;  // chunks x parts
+  std::uint64_t chunks;
+  std::uint64_t chunk_points;
   std::uint32_t copies;
+  std::uint32_t counter_words;  // 32-bit words of one copy
+  std::uint32_t drain_capacity; // packed: entries of the drain list
   bool vector;          // separate columns, all 16-byte aligned: 16-byte loads
   bool aligned;         // every coordinate aligned to its size: plain loads
   std::uint64_t* out;
+};
+
+// This block's counters: the slots [lo, lo + count) of the histogram, in one
+// copy (`mine`) of `copies`.
+template <Counters C>
+struct BlockCounters {
+  unsigned* words;  // all copies
+  unsigned* mine;   // this warp's copy
+  std::uint32_t lo, count;
+  // packed: the drain list and its two counters (one per chunk parity)
+  unsigned* list;
+  unsigned* listed;
+  unsigned parity;
+  std::uint32_t capacity;
+
+  __device__ __forceinline__ void add(std::uint32_t slot, std::uint32_t length) {
+    const std::uint32_t s = slot - lo;
+    if (s >= count) return;  // another part's slot
+    if constexpr (C == Counters::wide) {
+      atomicAdd(mine + s, length);
+    } else {
+      const unsigned shift = (s & 1) * 16;
+      const unsigned old = atomicAdd(mine + s / 2, length << shift);
+      const unsigned half = (old >> shift) & 0xFFFFu;
+      if (half < kHalfLimit && half + length >= kHalfLimit) {
+        const unsigned i = atomicAdd(listed + parity, 1u);
+        if (i < capacity) list[i] = static_cast<unsigned>(mine - words) * 2 + s;
+      }
+    }
+  }
 };
 
 // The run of equal slots a thread is adding up.
 struct Run {
   std::uint32_t slot = 0xFFFFFFFFu;
   unsigned length = 0;
-  __device__ __forceinline__ void add(std::uint32_t s, unsigned* h, std::uint32_t lo, std::uint32_t count) {
+  template <class Counters>
+  __device__ __forceinline__ void add(std::uint32_t s, Counters& c) {
     if (s == slot) {
       ++length;
       return;
     }
-    flush(h, lo, count);
+    flush(c);
     slot = s;
     length = 1;
   }
-  // Only slots of this block's part [lo, lo + count) are counted here.
-  __device__ __forceinline__ void flush(unsigned* h, std::uint32_t lo, std::uint32_t count) {
-    if (length && slot - lo < count) atomicAdd(h + (slot - lo), length);
+  template <class Counters>
+  __device__ __forceinline__ void flush(Counters& c) {
+    if (length) c.add(slot, length);
     length = 0;
   }
 };
@@ -80,44 +130,83 @@ __device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const M
   return s;
 }
 
-template <class T, class Map>
+// Moves every listed half (or, when the list overflowed, every half at or
+// above the limit) to the output. Between two barriers: no addition runs.
+__device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) {
+  const unsigned listed = c.listed[c.parity];
+  if (threadIdx.x == 0) c.listed[c.parity ^ 1u] = 0;  // the next chunk's list (the last chunk's, read before)
+  const std::uint32_t halves_per_copy = w.counter_words * 2;
+  auto drain = [&](unsigned h) {
+    const unsigned shift = (h & 1) * 16;
+    const unsigned old = atomicAnd(c.words + h / 2, ~(0xFFFFu << shift));  // both halves of a word may be listed
+    add_to_slot(w.out + c.lo + h % halves_per_copy, (old >> shift) & 0xFFFFu);
+  };
+  if (listed <= c.capacity) {
+    for (unsigned i = threadIdx.x; i < listed; i += blockDim.x) drain(c.list[i]);
+  } else {
+    for (std::uint32_t word = threadIdx.x; word < w.counter_words * w.copies; word += blockDim.x) {
+      const unsigned v = c.words[word];
+      if ((v & 0xFFFFu) >= kHalfLimit) drain(word * 2);
+      if ((v >> 16) >= kHalfLimit) drain(word * 2 + 1);
+    }
+  }
+}
+
+template <class T, class Map, Counters C>
 __global__ void __launch_bounds__(kThreads) joint_kernel(Work w, Map m0, Map m1, Map m2, Map m3) {
   extern __shared__ __align__(16) unsigned char smem[];
-  unsigned* hist = reinterpret_cast<unsigned*>(smem);
+  unsigned* words = reinterpret_cast<unsigned*>(smem);
   const Map maps[kMaxAxes] = {m0, m1, m2, m3};
-  const std::uint32_t words = w.part_slots * w.copies;
-  for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) hist[i] = 0;
+  const std::uint32_t all_words = w.counter_words * w.copies;
+  BlockCounters<C> c;
+  c.words = words;
+  c.mine = words + ((threadIdx.x / 32) % w.copies) * w.counter_words;
+  const std::uint32_t part = blockIdx.x % w.parts;
+  c.lo = part * w.part_slots;
+  c.count = static_cast<std::uint32_t>(umin(w.part_slots, w.total_slots - c.lo));
+  c.list = words + all_words;
+  c.listed = c.list + w.drain_capacity;
+  c.parity = 0;
+  c.capacity = w.drain_capacity;
+  for (std::uint32_t i = threadIdx.x; i < all_words; i += blockDim.x) words[i] = 0;
+  if (C == Counters::packed && threadIdx.x < 2) c.listed[threadIdx.x] = 0;
   __syncthreads();
-  unsigned* mine = hist + ((threadIdx.x / 32) % w.copies) * w.part_slots;
-  for (std::uint64_t item = blockIdx.x; item < w.items; item += gridDim.x) {
-    const std::uint64_t chunk = item / w.parts;
-    const std::uint32_t part = static_cast<std::uint32_t>(item % w.parts);
-    const std::uint32_t lo = part * w.part_slots;
-    const std::uint32_t count = static_cast<std::uint32_t>(umin(w.part_slots, w.total_slots - lo));
-    const std::uint64_t p0 = chunk * kChunkPoints, p1 = umin(w.n, p0 + kChunkPoints);
+  // Block b counts part b % parts of chunks b / parts, b / parts + groups, ...
+  const std::uint64_t groups = gridDim.x / w.parts;
+  for (std::uint64_t chunk = blockIdx.x / w.parts; chunk < w.chunks; chunk += groups) {
+    const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     Run run;
     if (w.vector) {
       // 16 / sizeof(T) points per 16-byte load of each column; p0 is a multiple of 16 points.
       constexpr int K = kPerVector<T>;
       const std::uint64_t vectors = (p1 - p0) / K;
-      for (std::uint64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-        T c[kMaxAxes][K];
+      uint4 next[kMaxAxes];
+      auto load = [&](std::uint64_t v) {
 #pragma unroll
         for (unsigned a = 0; a < kMaxAxes; ++a)
-          if (a < w.axes) unpack(__ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v)), c[a]);
+          if (a < w.axes) next[a] = __ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v));
+      };
+      std::uint64_t v = threadIdx.x;
+      if (v < vectors) load(v);
+      for (; v < vectors; v += blockDim.x) {
+        T x_all[kMaxAxes][K];
+#pragma unroll
+        for (unsigned a = 0; a < kMaxAxes; ++a)
+          if (a < w.axes) unpack(next[a], x_all[a]);
+        if (v + blockDim.x < vectors) load(v + blockDim.x);  // in flight while these are counted
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           T x[kMaxAxes];
 #pragma unroll
-          for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < w.axes ? c[a][k] : T{};
-          run.add(slot_of(x, maps, w), mine, lo, count);
+          for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < w.axes ? x_all[a][k] : T{};
+          run.add(slot_of(x, maps, w), c);
         }
       }
       for (std::uint64_t i = p0 + vectors * K + threadIdx.x; i < p1; i += blockDim.x) {
         T x[kMaxAxes];
 #pragma unroll
         for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < w.axes ? reinterpret_cast<const T*>(w.columns[a])[i] : T{};
-        run.add(slot_of(x, maps, w), mine, lo, count);
+        run.add(slot_of(x, maps, w), c);
       }
     } else {
       for (std::uint64_t i = p0 + threadIdx.x; i < p1; i += blockDim.x) {
@@ -127,20 +216,26 @@ __global__ void __launch_bounds__(kThreads) joint_kernel(Work w, Map m0, Map m1,
           const unsigned char* at = w.columns[a] + i * w.stride;
           x[a] = a >= w.axes ? T{} : w.aligned ? *reinterpret_cast<const T*>(at) : load_unaligned<T>(at);
         }
-        run.add(slot_of(x, maps, w), mine, lo, count);
+        run.add(slot_of(x, maps, w), c);
       }
     }
-    run.flush(mine, lo, count);
-    __syncthreads();
-    for (std::uint32_t s = threadIdx.x; s < count; s += blockDim.x) {
-      unsigned v = 0;
-      for (std::uint32_t c = 0; c < w.copies; ++c) {
-        v += hist[c * w.part_slots + s];
-        hist[c * w.part_slots + s] = 0;
-      }
-      add_to_slot(w.out + lo + s, v);
+    run.flush(c);
+    if constexpr (C == Counters::packed) {
+      __syncthreads();
+      drain_packed(c, w);
+      c.parity ^= 1u;
+      __syncthreads();
     }
-    __syncthreads();
+  }
+  __syncthreads();
+  // The block's counts, every copy summed, added to the output once.
+  for (std::uint32_t s = threadIdx.x; s < c.count; s += blockDim.x) {
+    unsigned v = 0;
+    for (std::uint32_t k = 0; k < w.copies; ++k) {
+      if constexpr (C == Counters::wide) v += words[k * w.counter_words + s];
+      else v += (words[k * w.counter_words + s / 2] >> ((s & 1) * 16)) & 0xFFFFu;
+    }
+    add_to_slot(w.out + c.lo + s, v);
   }
 }
 
@@ -165,12 +260,38 @@ Map map_of(const RunArgs& a, unsigned k) {
 // Shared memory for the histogram: parts of at most this many bytes.
 std::size_t histogram_budget() { return max_shared_bytes(); }
 
+// Entries of the packed counters' drain list (LEVELHIST_JOINT_DRAIN_LIST: the
+// tests make it 1 to take the full scan).
+std::uint32_t drain_capacity() {
+  return static_cast<std::uint32_t>(
+      ::levelhist::detail::env_knob("LEVELHIST_JOINT_DRAIN_LIST", kDrainListDefault, 1, 1u << 14));
+}
+std::size_t drain_bytes(std::uint32_t capacity) { return (std::size_t{capacity} + 2) * 4; }
+
 // The fewest parts whose 32-bit counters each fit `budget` bytes (0: none do).
 std::uint64_t parts_for(std::uint64_t total, std::size_t budget) {
   if (budget < 16) return 0;
   std::uint64_t parts = std::max<std::uint64_t>(1, total * 4 / budget);
   while (round_up((total + parts - 1) / parts * 4, 16) > budget) ++parts;
   return parts;
+}
+
+// How a histogram of `total` slots is laid out on chip.
+struct Layout {
+  Counters counters = Counters::wide;
+  std::uint64_t parts = 0;  // 0: it cannot be
+};
+Layout layout_for(std::uint64_t total, std::size_t budget, std::uint32_t capacity) {
+  Layout l;
+  if (round_up(total * 4, 16) <= budget) {
+    l.parts = 1;
+  } else if (budget > drain_bytes(capacity) && round_up((total + 1) / 2 * 4, 16) <= budget - drain_bytes(capacity)) {
+    l.counters = Counters::packed;
+    l.parts = 1;
+  } else {
+    l.parts = parts_for(total, budget);
+  }
+  return l;
 }
 
 bool supports(const Problem& p, std::string* why_not) {
@@ -182,7 +303,7 @@ bool supports(const Problem& p, std::string* why_not) {
   if (histogram_budget() == 0) return no("no CUDA device to size shared memory for");
   if (p.histogram_slots() > (std::uint64_t{1} << 30)) return no("more than 2^30 slots");
   // Parts beyond 16 read each chunk 16 times: the CPU is then the better place.
-  const std::uint64_t parts = parts_for(p.histogram_slots(), histogram_budget());
+  const std::uint64_t parts = layout_for(p.histogram_slots(), histogram_budget(), drain_capacity()).parts;
   if (parts > 16)
     return no(std::to_string(p.histogram_slots()) + " slots need " + std::to_string(parts) +
               " parts of shared memory (at most 16)");
@@ -190,6 +311,31 @@ bool supports(const Problem& p, std::string* why_not) {
 }
 
 std::size_t no_workspace(const Problem&) { return 0; }
+
+template <class T, class Map, Counters C>
+void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget) {
+  w.parts = static_cast<std::uint32_t>(layout.parts);
+  w.part_slots = static_cast<std::uint32_t>((w.total_slots + layout.parts - 1) / layout.parts);
+  w.counter_words = C == Counters::wide ? w.part_slots : (w.part_slots + 1) / 2;
+  const std::size_t list_bytes = C == Counters::packed ? drain_bytes(w.drain_capacity) : 0;
+  w.copies = 1;
+  while (w.copies < kMaxCopies &&
+         round_up(std::uint64_t{w.counter_words} * w.copies * 2 * 4, 16) + list_bytes <= budget)
+    w.copies *= 2;
+  w.chunk_points = C == Counters::packed ? kPackedChunkPoints : kChunkPoints;
+  w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
+  auto kernel = joint_kernel<T, Map, C>;
+  allow_large_shared(kernel);
+  const std::size_t smem = round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes;
+  const int resident = std::max(resident_blocks_with(kernel, kThreads, smem), 1);
+  // Whole groups of one block per part; no more groups than chunks.
+  const std::uint64_t groups =
+      std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1, w.chunks);
+  const std::uint64_t blocks = groups * layout.parts;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream_of(a)>>>(
+      w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
 
 template <class T, class Map>
 void launch(const RunArgs& a) {
@@ -216,25 +362,13 @@ void launch(const RunArgs& a) {
     }
   }
   w.vector = aligned16 && (std::is_integral_v<T> || std::is_same_v<T, float>);
+  w.drain_capacity = drain_capacity();
   const std::size_t budget = histogram_budget();
-  const std::uint64_t parts = parts_for(total, budget);
-  w.parts = static_cast<std::uint32_t>(parts);
-  w.part_slots = static_cast<std::uint32_t>((total + parts - 1) / parts);
-  w.copies = 1;
-  while (w.copies < kMaxCopies && round_up(std::uint64_t{w.part_slots} * w.copies * 2 * 4, 16) <= budget) w.copies *= 2;
-  const std::uint64_t chunks = (w.n + kChunkPoints - 1) / kChunkPoints;
-  w.items = chunks * parts;
-  const cudaStream_t stream = stream_of(a);
-  if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream));
-  if (w.items == 0) return;
-  auto kernel = joint_kernel<T, Map>;
-  allow_large_shared(kernel);
-  const std::size_t smem = round_up(std::size_t{w.part_slots} * w.copies * 4, 16);
-  const int resident = resident_blocks_with(kernel, kThreads, smem);
-  const std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, std::max(resident, 1));
-  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1),
-                                                                    map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  const Layout layout = layout_for(total, budget, w.drain_capacity);
+  if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
+  if (w.n == 0) return;
+  if (layout.counters == Counters::packed) launch_with<T, Map, Counters::packed>(a, w, layout, budget);
+  else launch_with<T, Map, Counters::wide>(a, w, layout, budget);
 }
 
 void run(const RunArgs& a) {
@@ -255,7 +389,9 @@ void run(const RunArgs& a) {
   });
 }
 
-std::vector<std::uint64_t> boundaries(const Problem&) { return {kChunkPoints - 1, kChunkPoints, kChunkPoints + 17}; }
+std::vector<std::uint64_t> boundaries(const Problem&) {
+  return {kPackedChunkPoints - 1, kPackedChunkPoints + 1, kChunkPoints - 1, kChunkPoints, kChunkPoints + 17};
+}
 
 }  // namespace
 }  // namespace levelhist::cuda_detail::joint
@@ -264,8 +400,9 @@ namespace levelhist::strategies {
 
 const Strategy gpu_joint{"gpu_joint",
                          Backend::cuda,
-                         "N-d histograms (2 to 4 axes) in shared memory, split in parts that fit, a block per part "
-                         "of each chunk of points; runs of equal slots added once",
+                         "N-d histograms (2 to 4 axes) in shared memory kept for the whole call: 32-bit counters, "
+                         "16-bit ones drained at 2^15 where only those fit, else parts that fit, a block per part; "
+                         "runs of equal slots added once",
                          "levelhist (docs/PERFORMANCE-shapes.md)",
                          cuda_detail::joint::supports,
                          cuda_detail::joint::no_workspace,
