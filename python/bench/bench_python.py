@@ -15,11 +15,14 @@ stream the call runs on:
     case), and the read limit of samples + weights;
   * host memory: levelhist on a numpy array (staged to the GPU; and the CPU
     backend alone), wall clock;
+  * 2-D: n / 2 float32 points into 100 x 100 bins (uniform, constant):
+    levelhist.histogramdd on a torch tensor, cupy.histogramdd, the read limit;
   * 1000 samples per call: microseconds per call from Python (many calls,
     then one synchronisation) for levelhist, torch.histc and cupy.histogram.
 It prints one table with the ratios and checks the goals: f32/1024 at >= 0.85
 of the read limit (uniform and constant); weighted at >= 0.75 of the read
-limit and >= 3x torch.bincount; 1000 samples in <= 10 us per call. The exit
+limit and >= 3x torch.bincount; 2-D at >= 0.80 of the read limit; 1000
+samples in <= 10 us per call. The exit
 status is 0 whether or not a goal is met (the table says which).
 """
 import argparse
@@ -156,6 +159,28 @@ def main():
         goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
         goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
         x = w = idx = None
+        torch.cuda.empty_cache()
+
+        # ---- 2-D: n / 2 float32 points (x, y) into 100 x 100 bins ----
+        pts = torch.rand((n // 2, 2), device="cuda", generator=gen, dtype=torch.float32)
+        for dist in ("uniform", "constant"):
+            if dist == "constant":
+                pts.fill_(0.3)
+            case = f"2-D f32 100 x 100 bins, {dist}"
+            nbytes = pts.numel() * 4
+            read = median_ms(lambda: pts.sum(), torch_events, a.runs)
+            add(case, "read limit: torch x.sum()", read, nbytes)
+            l2 = median_ms(lambda: levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)]), torch_events, a.runs)
+            add(case, "levelhist.histogramdd (torch tensor)", l2, nbytes, read, "read limit")
+            goals.append((f"2-D {dist}: levelhist / read limit", read / l2, 0.80, read / l2 >= 0.80))
+            if cupy is not None:
+                pc = cupy.from_dlpack(pts)
+                c2 = cupy_time(lambda: cupy.histogramdd(pc, 100, [(0, 1), (0, 1)]), max(3, a.runs // 2))
+                add(case, "cupy.histogramdd", c2, nbytes, read, "read limit")
+                pc = None
+            h, _ = levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)])
+            assert int(h.sum()) == pts.shape[0], "levelhist lost points"
+        pts = None
         torch.cuda.empty_cache()
 
         # ---- host memory ----

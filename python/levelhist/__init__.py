@@ -3,6 +3,7 @@
     import levelhist
     hist, edges = levelhist.histogram(x, bins=1024, range=(0, 1))   # numpy.histogram's results
     counts = levelhist.bincount(labels, minlength=10)                # numpy.bincount's
+    hist, xe, ye = levelhist.histogram2d(x, y, bins=100)             # numpy.histogram2d's (histogramdd too)
     h = levelhist.Histogram(1024, (0, 1)); h.fill(x); h.fill(y)      # accumulates, one plan reused
     levelhist.dask.histogram(dask_array, 1024, (0, 1))               # Dask arrays (import levelhist.dask)
 
@@ -13,6 +14,7 @@ numpy-compatibility rules.
 """
 from . import _levelhist
 from ._api import Histogram, bincount, histogram
+from ._nd import histogram2d, histogramdd
 
 __version__ = _levelhist.__version__
 
@@ -27,4 +29,4 @@ def describe_device():
     return _levelhist.describe_device()
 
 
-__all__ = ["histogram", "bincount", "Histogram", "cuda_available", "describe_device", "__version__"]
+__all__ = ["histogram", "bincount", "histogram2d", "histogramdd", "Histogram", "cuda_available", "describe_device", "__version__"]

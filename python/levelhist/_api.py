@@ -25,15 +25,19 @@ class _PlanEntry:
         self.workspaces = {}
 
     def workspace(self, lib, device, stream, n):
-        need = max(self.plan.workspace_bytes(n), 256)
         key = (lib.name, device, stream)
         held = self.workspaces.get(key)
+        if held is not None and n == held[2]:
+            return held[0], held[1]  # the last call's size: checked already
+        need = max(self.plan.workspace_bytes(n), 256)
         if held is None or held[1] < need:
             # Zeroed once, through the array library (its memory pool serves
             # it); every call leaves it zero again.
-            held = (lib.zeros(need, np.uint8, device), need)
-            self.workspaces[key] = held
-        return held
+            held = (lib.zeros(need, np.uint8, device), need, n)
+        else:
+            held = (held[0], held[1], n)
+        self.workspaces[key] = held
+        return held[0], held[1]
 
 
 def _entry(axis, type_name, weight_name, backend, device, strategy="auto", threads=0):

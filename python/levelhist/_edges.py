@@ -120,6 +120,14 @@ def _make_uniform(dtype, bins, first_edge, last_edge):
     edges = np.linspace(first_edge, last_edge, bins + 1, endpoint=True, dtype=bin_type)
     if np.any(edges[:-1] >= edges[1:]):
         raise ValueError(f"Too many bins for data range. Cannot create {bins} finite-sized bins.")
+    return linspace_axis(edges, bins, first_edge, last_edge)
+
+
+def linspace_axis(edges, bins, first_edge, last_edge):
+    """The Axis of numpy's edges = numpy.linspace(first_edge, last_edge, bins + 1)
+    in edges' dtype: an even Binning when one reproduces them bit for bit,
+    explicit edges otherwise."""
+    bin_type = edges.dtype
     edges64 = edges.astype(np.float64)
     # The dtype numpy.linspace does its arithmetic in (its edges are then cast to bin_type).
     arithmetic = np.linspace(first_edge, last_edge, 0).dtype
@@ -236,4 +244,4 @@ def clear_cache():
     _cache.clear()
 
 
-__all__ = ["Axis", "uniform_axis", "explicit_axis", "string_axis", "bins_count", "outer_edges", "clear_cache"]
+__all__ = ["Axis", "uniform_axis", "linspace_axis", "explicit_axis", "string_axis", "bins_count", "outer_edges", "clear_cache"]

@@ -12,6 +12,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <optional>
@@ -200,6 +201,22 @@ NB_MODULE(_levelhist, m) {
           },
           nb::arg("type"), nb::arg("binning"), nb::arg("weight_type").none() = nb::none(), nb::arg("backend") = "auto",
           nb::arg("device") = -1, nb::arg("strategy") = "auto", nb::arg("threads") = 0)
+      // N-d points (Request::joint): 2 to 4 axes, one Binning each, axis 0 slowest.
+      .def_static(
+          "joint",
+          [](const std::string& type, const std::vector<Binning>& axes, const std::string& backend, int device,
+             const std::string& strategy, unsigned threads) {
+            const SampleType t = parse_type(type);
+            levelhist::Options options;
+            options.backend = parse_backend(backend);
+            options.device = device;
+            options.strategy = strategy;
+            options.threads = threads;
+            return PyPlan{levelhist::Plan(levelhist::Request::joint(t, axes), options), t, std::nullopt};
+          },
+          nb::arg("type"), nb::arg("axes"), nb::arg("backend") = "auto", nb::arg("device") = -1,
+          nb::arg("strategy") = "auto", nb::arg("threads") = 0)
+      .def_prop_ro("axes", [](const PyPlan& p) { return p.plan.request().axis_count(); })
       .def_prop_ro("type", [](const PyPlan& p) { return std::string(to_string(p.type)); })
       .def_prop_ro("weight_type",
                    [](const PyPlan& p) -> std::optional<std::string> {
@@ -225,6 +242,58 @@ NB_MODULE(_levelhist, m) {
             p.plan.fill_slots(slots, input, /*accumulate=*/true);
           },
           nb::arg("samples"), nb::arg("weights").none(), nb::arg("out"))
+      // Host memory, N-d plans: adds the counts of n points into `out` (every
+      // slot of every axis, axis 0 slowest), their coordinates in one array
+      // per axis (`columns`, n each) or interleaved in one (N, axes) array.
+      .def(
+          "fill_points",
+          [](const PyPlan& p, std::vector<HostArray> columns, HostOut out) {
+            const unsigned axes = p.plan.request().axis_count();
+            if (axes < 2) throw Error(ErrorKind::usage, "the plan counts one axis", "use fill");
+            if (columns.size() != 1 && columns.size() != axes)
+              throw Error(ErrorKind::usage,
+                          "give one array of interleaved points or one array per axis (" + std::to_string(axes) + ")",
+                          "pass the coordinates");
+            levelhist::Input input;
+            for (const HostArray& c : columns) check_host_call(p, c, std::nullopt, out);
+            if (columns.size() == 1) {
+              if (columns[0].size() % axes != 0)
+                throw Error(ErrorKind::usage, "the interleaved points are not a whole number of points",
+                            "pass an (N, " + std::to_string(axes) + ") array");
+              input = levelhist::Input::array(columns[0].data(), columns[0].size() / axes);
+            } else {
+              input.n = columns[0].size();
+              for (unsigned a = 0; a < axes; ++a) {
+                if (columns[a].size() != input.n)
+                  throw Error(ErrorKind::usage, "the axes' arrays differ in length", "pass as many coordinates per axis");
+                input.columns[a] = columns[a].data();
+              }
+              input.samples = input.columns[0];
+            }
+            void* slots = out.data();
+            nb::gil_scoped_release release;
+            p.plan.fill_slots(slots, input, /*accumulate=*/true);
+          },
+          nb::arg("columns"), nb::arg("out"))
+      // Device memory, N-d plans: n points at the device addresses `columns`
+      // (one per axis, or one of interleaved points), as run.
+      .def(
+          "run_points",
+          [](const PyPlan& p, std::vector<std::uintptr_t> columns, std::uint64_t n, std::uintptr_t out, bool accumulate,
+             std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
+            const unsigned axes = p.plan.request().axis_count();
+            if (axes < 2 || (columns.size() != 1 && columns.size() != axes))
+              throw Error(ErrorKind::usage, "give one address of interleaved points or one per axis of an N-d plan",
+                          "pass the coordinates");
+            levelhist::Input input = levelhist::Input::array(reinterpret_cast<const void*>(columns[0]), n);
+            if (columns.size() == axes)
+              for (unsigned a = 0; a < axes; ++a) input.columns[a] = reinterpret_cast<const void*>(columns[a]);
+            nb::gil_scoped_release release;
+            p.plan.run(input, reinterpret_cast<void*>(out), accumulate, reinterpret_cast<void*>(workspace),
+                       workspace_bytes, reinterpret_cast<void*>(stream));
+          },
+          nb::arg("columns"), nb::arg("n"), nb::arg("out"), nb::arg("accumulate"), nb::arg("workspace"),
+          nb::arg("workspace_bytes"), nb::arg("stream"))
       // Device memory (CUDA plans): counts n samples at device address
       // `samples` (weights at `weights`, 0 for none) into `out` (slots as
       // int64/uint64 counts or float64 sums), clearing it first unless

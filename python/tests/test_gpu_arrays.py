@@ -196,3 +196,35 @@ def test_more_than_two_to_the_31_samples(xp):
     h = to_host(xp, hist)
     assert h[0] == n - 5 and h[7] == 5 and h.dtype == np.int64
     del x
+
+
+def test_histogramdd_and_histogram2d_on_device(xp):
+    name, m = xp
+    x = RNG.normal(0.5, 0.4, (300001, 2)).astype(np.float32)
+    x[::101, 0] = np.nan
+    cases = [(100, [(0, 1), (0, 1)]), ((7, 13), None), ([np.array([-1, 0, 0.25, 0.5, 3]), 4], None)]
+    clean = np.nan_to_num(x, nan=0.25)  # a range from the data needs finite coordinates
+    for bins, range_ in cases:
+        pts = clean if range_ is None else x
+        want_hist, want_edges = np.histogramdd(pts, bins, range_)
+        for sample in (to_device(xp, pts), [to_device(xp, np.ascontiguousarray(c)) for c in pts.T]):
+            got_hist, got_edges = levelhist.histogramdd(sample, bins, range_)
+            assert is_on_device(xp, got_hist) and all(is_on_device(xp, e) for e in got_edges)
+            np.testing.assert_array_equal(to_host(xp, got_hist), want_hist)
+            for g, w in zip(got_edges, want_edges):
+                np.testing.assert_array_equal(to_host(xp, g), w)
+    # The joint histogram of two 8-bit images, and a constant one.
+    a = RNG.integers(0, 256, 1 << 20).astype(np.uint8)
+    b = (a // 2).astype(np.uint8)
+    for u, v in ((a, b), (np.full_like(a, 9), np.full_like(a, 200))):
+        want = np.histogram2d(u, v, 256, [(0, 256), (0, 256)])
+        got = levelhist.histogram2d(to_device(xp, u), to_device(xp, v), 256, [(0, 256), (0, 256)])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(to_host(xp, g), w)
+    want = np.histogramdd(clean, 8, [(0, 1), (0, 1)], density=True)[0]
+    got = levelhist.histogramdd(to_device(xp, clean), 8, [(0, 1), (0, 1)], density=True)[0]
+    np.testing.assert_allclose(to_host(xp, got), want, rtol=1e-12)
+    with pytest.raises(TypeError):
+        levelhist.histogramdd(to_device(xp, x), 4, weights=to_device(xp, x[:, 0]))
+    with pytest.raises(TypeError):
+        levelhist.histogramdd(to_device(xp, RNG.random((10, 5))), 4)
