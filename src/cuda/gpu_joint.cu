@@ -40,7 +40,10 @@ namespace {
 
 using namespace general;
 
-constexpr int kThreads = 512;
+// Threads per block: 1024 for 2-D points (at most 64 registers there, and
+// the one block an SM holds with a 16-bit 256 x 256 histogram then has 32
+// warps to hide its loads), 512 for 3 and 4 axes (more registers).
+constexpr int threads_for(unsigned axes) { return axes == 2 ? 1024 : 512; }
 constexpr std::uint64_t kChunkPoints = 64 * 1024;        // points per chunk (32-bit counters)
 constexpr std::uint64_t kPackedChunkPoints = 32 * 1024;  // 16-bit counters: at most 2^15 points between barriers
 constexpr std::uint32_t kMaxCopies = 8;
@@ -122,11 +125,12 @@ struct Run {
 };
 
 template <class T, class Map>
-__device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const Map (&maps)[kMaxAxes], const Work& w) {
+__device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const Map (&maps)[kMaxAxes], const Work& w,
+                                                 unsigned axes) {
   std::uint32_t s = 0;
 #pragma unroll
   for (unsigned a = 0; a < kMaxAxes; ++a)
-    if (a < w.axes) s += maps[a](x[a]) * w.axis_stride[a];
+    if (a < axes) s += maps[a](x[a]) * w.axis_stride[a];
   return s;
 }
 
@@ -152,8 +156,11 @@ __device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) 
   }
 }
 
-template <class T, class Map, Counters C>
-__global__ void __launch_bounds__(kThreads) joint_kernel(Work w, Map m0, Map m1, Map m2, Map m3) {
+// kAxes: 2 for the common 2-D case (the compiler then maps two coordinates a
+// point, not four with two discarded), 0 for a count read from w (2 to 4).
+template <class T, class Map, Counters C, unsigned kAxes>
+__global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m0, Map m1, Map m2, Map m3) {
+  const unsigned axes = kAxes ? kAxes : w.axes;
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned* words = reinterpret_cast<unsigned*>(smem);
   const Map maps[kMaxAxes] = {m0, m1, m2, m3};
@@ -173,40 +180,52 @@ __global__ void __launch_bounds__(kThreads) joint_kernel(Work w, Map m0, Map m1,
   __syncthreads();
   // Block b counts part b % parts of chunks b / parts, b / parts + groups, ...
   const std::uint64_t groups = gridDim.x / w.parts;
+  constexpr int K = kPerVector<T>;  // points per 16-byte load of each column (vector path)
+  uint4 next[kMaxAxes];
+  // Loads vector v (16-byte loads, one per axis) of the chunk whose first point is p0.
+  auto load = [&](std::uint64_t p0, std::uint64_t v) {
+#pragma unroll
+    for (unsigned a = 0; a < kMaxAxes; ++a)
+      if (a < axes) next[a] = __ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v));
+  };
+  bool loaded = false;  // next[] holds this thread's first vector of the chunk about to start
   for (std::uint64_t chunk = blockIdx.x / w.parts; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     Run run;
     if (w.vector) {
-      // 16 / sizeof(T) points per 16-byte load of each column; p0 is a multiple of 16 points.
-      constexpr int K = kPerVector<T>;
+      // p0 is a multiple of 16 points. The next vector's loads are in flight
+      // while these are counted, across the chunks' barriers too.
       const std::uint64_t vectors = (p1 - p0) / K;
-      uint4 next[kMaxAxes];
-      auto load = [&](std::uint64_t v) {
-#pragma unroll
-        for (unsigned a = 0; a < kMaxAxes; ++a)
-          if (a < w.axes) next[a] = __ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v));
-      };
       std::uint64_t v = threadIdx.x;
-      if (v < vectors) load(v);
+      if (!loaded && v < vectors) load(p0, v);
+      loaded = false;
       for (; v < vectors; v += blockDim.x) {
         T x_all[kMaxAxes][K];
 #pragma unroll
         for (unsigned a = 0; a < kMaxAxes; ++a)
-          if (a < w.axes) unpack(next[a], x_all[a]);
-        if (v + blockDim.x < vectors) load(v + blockDim.x);  // in flight while these are counted
+          if (a < axes) unpack(next[a], x_all[a]);
+        if (v + blockDim.x < vectors) {
+          load(p0, v + blockDim.x);
+        } else if (chunk + groups < w.chunks) {
+          const std::uint64_t q0 = (chunk + groups) * w.chunk_points;
+          if (threadIdx.x < (umin(w.n, q0 + w.chunk_points) - q0) / K) {
+            load(q0, threadIdx.x);
+            loaded = true;
+          }
+        }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           T x[kMaxAxes];
 #pragma unroll
-          for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < w.axes ? x_all[a][k] : T{};
-          run.add(slot_of(x, maps, w), c);
+          for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? x_all[a][k] : T{};
+          run.add(slot_of(x, maps, w, axes), c);
         }
       }
       for (std::uint64_t i = p0 + vectors * K + threadIdx.x; i < p1; i += blockDim.x) {
         T x[kMaxAxes];
 #pragma unroll
-        for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < w.axes ? reinterpret_cast<const T*>(w.columns[a])[i] : T{};
-        run.add(slot_of(x, maps, w), c);
+        for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? reinterpret_cast<const T*>(w.columns[a])[i] : T{};
+        run.add(slot_of(x, maps, w, axes), c);
       }
     } else {
       for (std::uint64_t i = p0 + threadIdx.x; i < p1; i += blockDim.x) {
@@ -214,9 +233,9 @@ __global__ void __launch_bounds__(kThreads) joint_kernel(Work w, Map m0, Map m1,
 #pragma unroll
         for (unsigned a = 0; a < kMaxAxes; ++a) {
           const unsigned char* at = w.columns[a] + i * w.stride;
-          x[a] = a >= w.axes ? T{} : w.aligned ? *reinterpret_cast<const T*>(at) : load_unaligned<T>(at);
+          x[a] = a >= axes ? T{} : w.aligned ? *reinterpret_cast<const T*>(at) : load_unaligned<T>(at);
         }
-        run.add(slot_of(x, maps, w), c);
+        run.add(slot_of(x, maps, w, axes), c);
       }
     }
     run.flush(c);
@@ -324,15 +343,16 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
     w.copies *= 2;
   w.chunk_points = C == Counters::packed ? kPackedChunkPoints : kChunkPoints;
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
-  auto kernel = joint_kernel<T, Map, C>;
+  auto kernel = w.axes == 2 ? joint_kernel<T, Map, C, 2> : joint_kernel<T, Map, C, 0>;
   allow_large_shared(kernel);
   const std::size_t smem = round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes;
-  const int resident = std::max(resident_blocks_with(kernel, kThreads, smem), 1);
+  const int threads = threads_for(w.axes);
+  const int resident = std::max(resident_blocks_with(kernel, threads, smem), 1);
   // Whole groups of one block per part; no more groups than chunks.
   const std::uint64_t groups =
       std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1, w.chunks);
   const std::uint64_t blocks = groups * layout.parts;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream_of(a)>>>(
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream_of(a)>>>(
       w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
