@@ -528,9 +528,14 @@ TEST(BinMaps, EvenFloatMarginAndDoublePathOnFloats) {
     const BinIndexer ix = make_indexer(b);
     const std::vector<float> xs =
         probe_values(b.lower(), b.upper(), even_thresholds(b), b.bins() * 7919 + static_cast<int>(b.rounding()), 60000);
+    // The GPU kernels' threshold table (general_common.cuh, EvenMap::setup), for the bin counts that get one.
+    std::vector<float> table;
+    if (b.bins() <= 4096)
+      for (std::uint64_t i = 0; i <= b.bins(); ++i) table.push_back(binmap::float_at_or_above(ix.even_edge(i)));
     std::uint64_t bad = 0, slow = 0, inside = 0;
     for (float x : xs) {
       bad += binmap::even_slot(x, p) != ix.slot(static_cast<double>(x));
+      if (!table.empty()) bad += binmap::even_slot(x, p, table.data()) != ix.slot(static_cast<double>(x));
       bad += binmap::even_slot(static_cast<double>(x), p) != ix.slot(static_cast<double>(x));  // the f64 path too
       if (p.margin && p.range.inside(x)) {
         ++inside;

@@ -210,6 +210,14 @@ inline bool direct_applies(SampleType type, const Binning& b) {
 inline DirectMap make_direct(const Binning& b) { return DirectMap{static_cast<std::int32_t>(b.lower())}; }
 
 // ---- even bins, any sample type -------------------------------------------------
+// The least float at or above e (a finite double): for a float x, x >= e
+// exactly when x >= this float.
+LEVELHIST_HD inline float float_at_or_above(double e) {
+  float f = static_cast<float>(e);  // nearest
+  if (static_cast<double>(f) < e) f = ::nextafterf(f, INFINITY);
+  return f;
+}
+
 struct EvenParams {
   BinIndexer ix;  // even binning: no edge pointer
   FloatRange range;
@@ -290,7 +298,7 @@ LEVELHIST_HD LEVELHIST_NOINLINE inline std::uint32_t even_slot_double_call(doubl
 }
 
 template <class T>
-LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p) {
+LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p, const float* thresholds = nullptr) {
   if constexpr (exact_in_float<T>) {
     const float xf = static_cast<float>(x);
     if (!p.range.inside(xf)) return p.range.outside(xf);
@@ -309,6 +317,11 @@ LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p) {
       const std::uint32_t near = fr < 0.5f ? g : g + 1;
       if (near == 0) return 0;
       if (near >= p.range.bins) return p.range.bins - 1;
+      // With the edges' float thresholds at hand (the GPU kernels keep them in
+      // shared memory): x >= edge exactly when the float x >= the least float
+      // at or above the edge, one float comparison instead of the edge's
+      // double arithmetic.
+      if (thresholds) return xf >= thresholds[near] ? near : near - 1;
       return static_cast<double>(x) >= p.ix.even_edge(near) ? near : near - 1;
     }
     return even_slot_double_call(static_cast<double>(x), p.ix);

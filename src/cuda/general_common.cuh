@@ -153,13 +153,45 @@ struct DirectSlotMap {
   __device__ __forceinline__ std::uint32_t operator()(T x) const { return m(x); }
 };
 
+// Even bins. Samples next to an edge (every sample of data that sits on the
+// edges) are decided by one exact comparison with that edge; where the kernel
+// gives the map shared memory (setup), with the edges' float thresholds kept
+// there (bins + 1 floats, computed by each block from the exact double
+// edges), else with the edge's double arithmetic.
 template <class T>
 struct EvenMap {
   binmap::EvenParams p;
-  static constexpr std::size_t table_bytes() { return 0; }
-  __device__ __forceinline__ void setup(unsigned char*) {}
-  __device__ __forceinline__ std::uint32_t operator()(T x) const { return binmap::even_slot(x, p); }
+  std::uint32_t table_entries = 0;  // thresholds in shared memory, 0: none (make_even_map decides)
+  const float* thresholds = nullptr;
+  std::size_t table_bytes() const { return table_entries ? round_up(std::size_t{table_entries} * 4, 16) : 0; }
+  __device__ __forceinline__ void setup(unsigned char* smem) {
+    if (!table_entries) return;
+    float* t = reinterpret_cast<float*>(smem);
+    for (std::uint32_t i = threadIdx.x; i < table_entries; i += blockDim.x)
+      t[i] = binmap::float_at_or_above(p.ix.even_edge(i));
+    thresholds = t;  // read after the kernel's barrier that follows setup
+  }
+  __device__ __forceinline__ std::uint32_t operator()(T x) const { return binmap::even_slot(x, p, thresholds); }
 };
+
+// Even bins of at most this many get the shared threshold table (16 KiB).
+inline constexpr std::uint64_t kMaxEvenTableBins = 4096;
+
+// Shared-memory bytes of the even map's thresholds for samples of `type`.
+inline std::size_t even_table_bytes(SampleType type, const Binning& b) {
+  const bool floats = sample_size(type) <= 2 || type == SampleType::f32;
+  if (!floats || b.kind() != BinKind::even || b.bins() > kMaxEvenTableBins) return 0;
+  if (!binmap::make_even_params(b).margin) return 0;
+  return round_up((b.bins() + 1) * 4, 16);
+}
+
+template <class T>
+EvenMap<T> make_even_map(const Binning& b) {
+  EvenMap<T> m{binmap::make_even_params(b)};
+  const std::size_t bytes = even_table_bytes(sample_type_of<T>(), b);
+  m.table_entries = bytes ? static_cast<std::uint32_t>(b.bins() + 1) : 0;
+  return m;
+}
 
 // The table lives in the plan's device memory (prepared once per plan,
 // prepare_tables below) and is copied into shared memory by every block.
@@ -199,6 +231,17 @@ struct GenericMap {
 // thresholds): what the kernels' counters must leave room for.
 inline constexpr std::size_t kTableRegionBytes =
     round_up(binmap::kMaxCells * sizeof(CellEntry), 256) + round_up(kMaxCellBins * sizeof(float), 256);
+
+// Shared memory a problem's map may take beside the counters, which every
+// kernel that calls the map's setup reserves: a cell table's region, an even
+// map's thresholds, or nothing.
+inline std::size_t map_table_bytes(const Problem& p) {
+  switch (choose_map(p.type, *p.binning)) {
+    case MapKind::cells: return kTableRegionBytes;
+    case MapKind::even: return even_table_bytes(p.type, *p.binning);
+    default: return 0;
+  }
+}
 
 // What a plan prepares for the cell-table map of explicit edges: a header the
 // host reads when it launches (the table's parameters), then the entries and
@@ -249,7 +292,7 @@ void with_map(const RunArgs& a, MapKind kind, Launch&& launch) {
       }
       break;
     case MapKind::even:
-      launch(EvenMap<T>{binmap::make_even_params(b)});
+      launch(make_even_map<T>(b));
       return;
     case MapKind::cells:
       if constexpr (binmap::exact_in_float<T>) {

@@ -1,10 +1,9 @@
 // gpu_segments: a batch of histograms in one launch (Request::segments,
 // segments_by_offsets, tiles): auto's choice for batches on the GPU.
 //
-// The input is cut into work items of at most kChunkBytes of samples, and
-// each block of a grid of resident blocks takes an equal, contiguous range of
-// them, so a batch of a few huge segments keeps every multiprocessor as busy
-// as a batch of many small ones.
+// The input is cut into work items of at most kChunkBytes of samples, and a
+// persistent grid of blocks takes them in turn, so a batch of a few huge
+// segments keeps every multiprocessor as busy as a batch of many small ones.
 // An item is a chunk of the array (segments) or a band of rows of one tile
 // (tiles). For each segment (or tile) the item overlaps, the block counts
 // that part into a shared-memory histogram (one copy per warp: warps do not
@@ -15,8 +14,7 @@
 //    its counters are stored (added to the old ones when accumulating), no
 //    atomics, and every slot is written, so no clearing pass is needed;
 //  * a segment that straddles items is added with 64-bit atomics (nonzero
-//    counts only; equal segments and tile bands once per block, after the
-//    block's last item of that segment) into counters cleared before the launch: by a small kernel
+//    counts only) into counters cleared before the launch: by a small kernel
 //    for segments by offsets (only the straddling and the empty ones), by a
 //    memset where every segment straddles (equal segments longer than an
 //    item, tiles of several bands; the output is then small beside the input).
@@ -38,7 +36,6 @@
 #include <algorithm>
 #include <string>
 
-#include "core/env_knob.hpp"
 #include "core/strategies.hpp"
 #include "cuda/general_common.cuh"
 
@@ -139,14 +136,7 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
   map.setup(smem + round_up(std::size_t{w.slots} * w.copies * 4, 16));
   __syncthreads();
   unsigned* mine = hist + ((threadIdx.x / 32) & (w.copies - 1)) * w.slots;
-  // A contiguous range of items per block: the parts of one long segment (or
-  // the bands of one tile) that follow each other are added up on chip and
-  // written once, when the block moves to the next segment or ends.
-  const std::uint64_t per_block = (w.items + gridDim.x - 1) / gridDim.x;
-  const std::uint64_t item_end = min(w.items, (blockIdx.x + std::uint64_t{1}) * per_block);
-  constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  std::uint64_t held = kNone;  // the segment or tile whose counts the shared histogram holds
-  for (std::uint64_t item = blockIdx.x * per_block; item < item_end; ++item) {
+  for (std::uint64_t item = blockIdx.x; item < w.items; item += gridDim.x) {
     switch (w.kind) {
       case Kind::equal_owned: {  // whole segments, w.chunk / w.length of them per item
         const std::uint64_t first = item * (w.chunk / w.length);
@@ -160,9 +150,8 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
       case Kind::equal_split: {  // part `item % parts` of segment `item / parts`
         const std::uint64_t s = item / w.parts, part = item % w.parts;
         const std::uint64_t begin = part * w.chunk, end = min(w.length, begin + w.chunk);
-        if (held != s && held != kNone) flush(w, hist, w.out + held * w.slots, false);
-        held = s;
         count_range<T>(w.samples + (s * w.length + begin) * sizeof(T), end - begin, map, mine);
+        flush(w, hist, w.out + s * w.slots, false);
         break;
       }
       case Kind::offsets: {
@@ -195,16 +184,13 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
         const std::uint64_t tile_end = min(w.height, (tile / w.tile_cols + 1) * w.tile_height);
         const std::uint64_t r1 = min(tile_end, r0 + w.rows_per_band);
         const std::uint64_t x0 = (tile % w.tile_cols) * w.tile_width, x1 = min(w.width, x0 + w.tile_width);
-        if (w.bands > 1 && held != tile && held != kNone) flush(w, hist, w.out + held * w.slots, false);
         for (std::uint64_t r = r0; r < r1 && x0 < x1; ++r)
           count_range<T>(w.samples + r * w.pitch + x0 * sizeof(T), x1 - x0, map, mine);
-        if (w.bands == 1) flush(w, hist, w.out + tile * w.slots, true);  // the whole tile: stored
-        else held = tile;
+        flush(w, hist, w.out + tile * w.slots, w.bands == 1);
         break;
       }
     }
   }
-  if (held != kNone) flush(w, hist, w.out + held * w.slots, false);
 }
 
 // Clears the counters of every segment by offsets that no single item owns
@@ -219,16 +205,10 @@ __global__ void clear_unowned(Work w) {
   }
 }
 
-std::size_t tables_for(const Problem& p) {
-  return choose_map(p.type, *p.binning) == MapKind::cells ? kTableRegionBytes : 0;
-}
-
-// Histogram copies that fit shared memory with the map's tables: a power of two up to one per warp
-// (LEVELHIST_SEGMENT_COPIES: fewer, for the benchmark's study of the flush's cost).
+// Histogram copies that fit shared memory with the map's tables: a power of two up to one per warp.
 std::uint32_t copies_for(std::uint64_t slots, std::size_t tables) {
   const std::size_t budget = max_shared_bytes();
-  std::uint32_t copies = static_cast<std::uint32_t>(::levelhist::detail::env_knob("LEVELHIST_SEGMENT_COPIES", kWarps, 1, kWarps));
-  copies = 1u << (31 - __builtin_clz(copies));  // a power of two
+  std::uint32_t copies = kWarps;
   while (copies > 1 && round_up(slots * copies * 4, 16) + tables > budget) copies /= 2;
   return copies;
 }
@@ -240,7 +220,7 @@ bool supports(const Problem& p, std::string* why_not) {
   };
   if (p.batch.is_none()) return no("counts batches only (Request::segments, segments_by_offsets, tiles)");
   if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
-  if (round_up(p.binning->slots() * 4, 16) + tables_for(p) > max_shared_bytes())
+  if (round_up(p.binning->slots() * 4, 16) + map_table_bytes(p) > max_shared_bytes())
     return no(std::to_string(p.binning->slots()) + " counters do not fit in shared memory");
   return true;
 }

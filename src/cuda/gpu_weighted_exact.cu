@@ -157,10 +157,6 @@ __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
   if (threadIdx.x == 0) *a.ticket = 0;
 }
 
-std::size_t tables_for(const Problem& p) {
-  return choose_map(p.type, *p.binning) == MapKind::cells ? kTableRegionBytes : 0;
-}
-
 bool supports(const Problem& p, std::string* why_not) {
   auto no = [&](const std::string& why) {
     if (why_not) *why_not = "gpu_weighted_exact: " + why;
@@ -169,7 +165,7 @@ bool supports(const Problem& p, std::string* why_not) {
   if (!p.weighted) return no("sums weights only (Problem::weighted)");
   if (p.weight_type != SampleType::f32 && p.weight_type != SampleType::f64) return no("weights must be f32 or f64");
   if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
-  const std::size_t need = round_up(p.binning->slots() * (p.weight_squares ? 2 : 1) * 12, 16) + tables_for(p);
+  const std::size_t need = round_up(p.binning->slots() * (p.weight_squares ? 2 : 1) * 12, 16) + map_table_bytes(p);
   if (need > max_shared_bytes())
     return no(std::to_string(p.binning->slots()) + " integer sums" + (p.weight_squares ? " and squares" : "") +
               " do not fit in shared memory");

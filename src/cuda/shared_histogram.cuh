@@ -166,14 +166,11 @@ template <Layout L>
 struct SharedStrategy {
   using Policy = SharedPolicy<L>;
 
-  // Shared memory the map's tables may take next to the counters.
-  static std::size_t table_bytes(MapKind kind) { return kind == MapKind::cells ? kTableRegionBytes : 0; }
-
   // Slots per part and parts for a problem; parts 0 when it does not fit.
   static void shape(const Problem& p, std::uint32_t* width, std::uint32_t* parts) {
     const std::uint64_t slots = p.binning->slots();
     const std::size_t smem = max_shared_bytes();
-    const std::size_t tables = table_bytes(choose_map(p.type, *p.binning));
+    const std::size_t tables = map_table_bytes(p);
     *width = 0;
     *parts = 0;
     if (smem <= tables + 1024) return;

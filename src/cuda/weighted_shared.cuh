@@ -278,10 +278,6 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
 
 // ---- host side --------------------------------------------------------------------
 
-inline std::size_t tables_for(const Problem& p) {
-  return choose_map(p.type, *p.binning) == MapKind::cells ? kTableRegionBytes : 0;
-}
-
 template <std::uint32_t Copies>
 bool supports(const Problem& p, std::string* why_not) {
   const char* name = Copies == 1 ? "gpu_weighted_shared" : "gpu_weighted_shared_x4";
@@ -292,7 +288,7 @@ bool supports(const Problem& p, std::string* why_not) {
   if (!p.weighted) return no("counts weighted histograms only (Problem::weighted)");
   if (p.weight_type != SampleType::f32 && p.weight_type != SampleType::f64) return no("weights must be f32 or f64");
   if (max_shared_bytes() == 0) return no("no CUDA device to size shared memory for");
-  const std::size_t need = round_up(p.binning->slots() * Copies * 8, 16) + tables_for(p);
+  const std::size_t need = round_up(p.binning->slots() * Copies * 8, 16) + map_table_bytes(p);
   if (need > max_shared_bytes())
     return no(std::to_string(Copies) + " copies of " + std::to_string(p.binning->slots()) +
               " double sums do not fit in shared memory");
