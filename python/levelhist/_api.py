@@ -200,7 +200,11 @@ def _fast_device_histogram(a, lib_name, bins, range):
     key = (lib_name, a.dtype, bins, type(lo), lo, type(hi), hi, device)
     call = _fast_device_calls.get(key, False)
     if call is False:
-        call = _fast_device_call(lib, a, lib.dtype(a), bins, range, device)
+        try:
+            dtype = lib.dtype(a)
+        except TypeError:  # a dtype the general path converts first (bfloat16) or refuses
+            dtype = None
+        call = None if dtype is None else _fast_device_call(lib, a, dtype, bins, range, device)
         if len(_fast_device_calls) >= 256:
             _fast_device_calls.clear()
         _fast_device_calls[key] = call

@@ -306,7 +306,7 @@ class Torch:
     @staticmethod
     def stream(device):
         # The caller's current stream on that device (torch.cuda.current_stream),
-        # through torch's raw-stream query where it has one (a tenth of the cost).
+        # through torch's raw-stream query where it has one (no Stream object made).
         raw = getattr(_torch()._C, "_cuda_getCurrentRawStream", None)
         if raw is not None:
             return raw(device)

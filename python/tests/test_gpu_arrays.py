@@ -135,6 +135,22 @@ def test_repeated_calls_give_fresh_results(xp):
     assert any(k[0] == name and c is not None for k, c in _api._fast_device_calls.items())
 
 
+def test_converted_dtypes_through_the_common_call(xp):
+    # bool and (torch) bfloat16 samples are converted before counting; the
+    # common call's path must hand them to the general one, not refuse them.
+    name, m = xp
+    x = RNG.random(10000).astype(np.float32)
+    b = x > 0.5
+    with pytest.warns(RuntimeWarning):
+        got, _ = levelhist.histogram(to_device(xp, b), 4, (0, 2))
+    np.testing.assert_array_equal(to_host(xp, got), np.histogram(b.astype(np.uint8), 4, (0, 2))[0])
+    if name == "torch":
+        t = m.from_numpy(x).to("cuda").to(m.bfloat16)
+        got, _ = levelhist.histogram(t, 16, (0, 1))
+        want = np.histogram(t.to(m.float32).cpu().numpy(), 16, (0, 1))[0]
+        np.testing.assert_array_equal(to_host(xp, got), want)
+
+
 def test_current_stream_is_used(xp):
     name, m = xp
     x = RNG.random(1 << 20).astype(np.float32)

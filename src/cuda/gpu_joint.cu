@@ -107,8 +107,8 @@ struct BlockCounters {
 struct Run {
   std::uint32_t slot = 0xFFFFFFFFu;
   unsigned length = 0;
-  template <class Counters>
-  __device__ __forceinline__ void add(std::uint32_t s, Counters& c) {
+  template <class Sink>
+  __device__ __forceinline__ void add(std::uint32_t s, Sink& c) {
     if (s == slot) {
       ++length;
       return;
@@ -117,8 +117,8 @@ struct Run {
     slot = s;
     length = 1;
   }
-  template <class Counters>
-  __device__ __forceinline__ void flush(Counters& c) {
+  template <class Sink>
+  __device__ __forceinline__ void flush(Sink& c) {
     if (length) c.add(slot, length);
     length = 0;
   }
