@@ -74,7 +74,7 @@ def _points(sample):
         return "numpy", Host, [np.ascontiguousarray(r) for r in rows], False
 
 
-def _column(lib, columns, interleaved, i):
+def _column(columns, interleaved, i):
     return columns[0][:, i] if interleaved else columns[i]
 
 
@@ -98,7 +98,7 @@ def _axes_for(lib, columns, interleaved, d, n, bins, range):
         if np.ndim(b) == 0:
             if b < 1:
                 raise ValueError(f"`bins[{i}]` must be positive, when an integer")
-            column = _column(lib, columns, interleaved, i)
+            column = _column(columns, interleaved, i)
             first, last = _edges.outer_edges(range[i], n, lambda: lib.minmax(column))
             try:
                 count = operator.index(b)
