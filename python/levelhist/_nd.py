@@ -62,6 +62,11 @@ def _points(sample):
         return lib_name, lib, [sample], True
     if lib_name == "torch_cpu":
         sample = sample.detach().numpy()
+    if (isinstance(sample, (list, tuple)) and len(sample) > 1 and all(type(c) is np.ndarray and c.ndim == 1 for c in sample)
+            and len({c.shape[0] for c in sample}) == 1):
+        # One numpy array per axis (histogram2d's x and y): read in place where
+        # contiguous, not stacked into one array first (the values are the same).
+        return "numpy", Host, [np.ascontiguousarray(c) for c in sample], False
     # numpy.histogramdd's reading of the sample.
     try:
         _, _ = sample.shape
