@@ -161,13 +161,13 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     columns = [lib.convert(c, dtype) for c in columns]
     # The edges from the coordinates as numpy has them (their min and max in their dtype).
     axes = _axes_for(lib, columns, interleaved, d, n, bins, range)
-    columns = [lib.convert(c, counted) for c in columns]
     if any(a.slot_map is not None for a in axes):
-        if on_host:
+        if on_host:  # numpy gets the coordinates in their own dtype
             return _numpy_fallback(columns[0] if interleaved else np.stack(columns, axis=1), bins, range, density,
                                    weights)
         raise TypeError("levelhist: histogramdd on a GPU takes edges that increase and are finite; count on the "
                         "host with numpy.histogramdd")
+    columns = [lib.convert(c, counted) for c in columns]
     type_name = _arrays.type_name(counted)
     shape = tuple(a.bins + 3 for a in axes)
     inside = tuple(slice(0, a.bins) for a in axes)

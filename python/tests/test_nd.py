@@ -118,6 +118,8 @@ def test_what_numpy_counts_instead():
     w = RNG.random(5000)
     same_as_numpy(x[:, :2], 4, weights=w)
     same_as_numpy(x[:, :2], [np.array([0, 0.5, 0.5, 1]), 3])  # a repeated edge
+    # numpy gets the coordinates in their own dtype (float16 edges from float16 data).
+    same_as_numpy(x[:, :2].astype(np.float16), [np.array([0, 0.5, 0.5, 1]), 3])
 
 
 def test_errors_like_numpy():
