@@ -116,13 +116,16 @@ enum class MapKind : std::uint8_t { direct, int_shift, even, cells, generic };
 // Bins of explicit edges a cell table serves (its thresholds live in shared memory).
 inline constexpr std::uint64_t kMaxCellBins = 4096;
 
+// Samples a float holds exactly (binmap::exact_in_float at run time): the
+// maps that compare floats (cell tables, even thresholds) serve them.
+inline bool exact_in_float(SampleType type) { return sample_size(type) <= 2 || type == SampleType::f32; }
+
 // The map a problem uses (docs/PERFORMANCE-general.md: the cheapest exact one).
 inline MapKind choose_map(SampleType type, const Binning& b) {
   if (binmap::direct_applies(type, b)) return MapKind::direct;
   if (binmap::int_shift_applies(type, b)) return MapKind::int_shift;
   if (b.kind() == BinKind::even) return MapKind::even;
-  const bool floats = sample_size(type) <= 2 || type == SampleType::f32;
-  if (floats && b.bins() <= kMaxCellBins) return MapKind::cells;
+  if (exact_in_float(type) && b.bins() <= kMaxCellBins) return MapKind::cells;
   return MapKind::generic;
 }
 
@@ -158,12 +161,16 @@ struct DirectSlotMap {
 // gives the map shared memory (setup), with the edges' float thresholds kept
 // there (bins + 1 floats, computed by each block from the exact double
 // edges), else with the edge's double arithmetic.
+inline std::size_t even_table_bytes(std::uint32_t entries) {
+  return entries ? round_up(std::size_t{entries} * 4, 16) : 0;
+}
+
 template <class T>
 struct EvenMap {
   binmap::EvenParams p;
   std::uint32_t table_entries = 0;  // thresholds in shared memory, 0: none (make_even_map decides)
   const float* thresholds = nullptr;
-  std::size_t table_bytes() const { return table_entries ? round_up(std::size_t{table_entries} * 4, 16) : 0; }
+  std::size_t table_bytes() const { return even_table_bytes(table_entries); }
   __device__ __forceinline__ void setup(unsigned char* smem) {
     if (!table_entries) return;
     float* t = reinterpret_cast<float*>(smem);
@@ -177,19 +184,17 @@ struct EvenMap {
 // Even bins of at most this many get the shared threshold table (16 KiB).
 inline constexpr std::uint64_t kMaxEvenTableBins = 4096;
 
-// Shared-memory bytes of the even map's thresholds for samples of `type`.
-inline std::size_t even_table_bytes(SampleType type, const Binning& b) {
-  const bool floats = sample_size(type) <= 2 || type == SampleType::f32;
-  if (!floats || b.kind() != BinKind::even || b.bins() > kMaxEvenTableBins) return 0;
-  if (!binmap::make_even_params(b).margin) return 0;
-  return round_up((b.bins() + 1) * 4, 16);
+// Thresholds the even map `p` keeps for samples of `type` (0: none): one per
+// edge where the near-edge comparison is in use and floats hold the samples.
+inline std::uint32_t even_table_entries(SampleType type, const binmap::EvenParams& p) {
+  if (!exact_in_float(type) || !p.margin || p.range.bins > kMaxEvenTableBins) return 0;
+  return p.range.bins + 1;
 }
 
 template <class T>
 EvenMap<T> make_even_map(const Binning& b) {
   EvenMap<T> m{binmap::make_even_params(b)};
-  const std::size_t bytes = even_table_bytes(sample_type_of<T>(), b);
-  m.table_entries = bytes ? static_cast<std::uint32_t>(b.bins() + 1) : 0;
+  m.table_entries = even_table_entries(sample_type_of<T>(), m.p);
   return m;
 }
 
@@ -238,7 +243,7 @@ inline constexpr std::size_t kTableRegionBytes =
 inline std::size_t map_table_bytes(const Problem& p) {
   switch (choose_map(p.type, *p.binning)) {
     case MapKind::cells: return kTableRegionBytes;
-    case MapKind::even: return even_table_bytes(p.type, *p.binning);
+    case MapKind::even: return even_table_bytes(even_table_entries(p.type, binmap::make_even_params(*p.binning)));
     default: return 0;
   }
 }
