@@ -143,6 +143,36 @@ TEST(HybridSplit, TheRateEstimateMovesTowardsCompletedCallsAndIgnoresSmallOnes) 
   EXPECT_NEAR(s.rate(), 0.7 * 1e9 + 0.3 * 10e9, 1.0);
 }
 
+TEST(HybridSplit, APlanKeptToOneSideSharesAgainNowAndThenAndBacksOffWhileSharingLoses) {
+  using ::levelhist::detail::ShareRetry;
+  ShareRetry retry;
+  auto calls_until_due = [&] {
+    for (std::uint64_t k = 1; k <= 10 * ShareRetry::kMaxInterval; ++k)
+      if (retry.due()) return k;
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(calls_until_due(), ShareRetry::kFirstInterval);
+  // Sharing lost: the interval doubles, up to its maximum.
+  std::uint64_t interval = ShareRetry::kFirstInterval;
+  for (int k = 0; k < 12; ++k) {
+    retry.shared(false);
+    interval = std::min(interval * 2, ShareRetry::kMaxInterval);
+    EXPECT_EQ(retry.interval(), interval);
+    EXPECT_EQ(calls_until_due(), interval);
+  }
+  EXPECT_EQ(interval, ShareRetry::kMaxInterval);
+  // A shared call that won starts over; so does reset().
+  retry.shared(true);
+  EXPECT_EQ(calls_until_due(), ShareRetry::kFirstInterval);
+  retry.shared(false);
+  retry.reset();
+  EXPECT_EQ(calls_until_due(), ShareRetry::kFirstInterval);
+  // A shared call between the calls alone starts the count over.
+  for (std::uint64_t k = 1; k < ShareRetry::kFirstInterval; ++k) EXPECT_FALSE(retry.due());
+  retry.shared(true);
+  EXPECT_EQ(calls_until_due(), ShareRetry::kFirstInterval);
+}
+
 TEST(HybridSplit, OnlyAutomaticPlansOfPlainOrPixelCountsShare) {
   const Request plain = Request::counts(SampleType::u8, Binning::per_value(SampleType::u8));
   EXPECT_TRUE(::levelhist::detail::shares_host_calls(plain, Options{}));

@@ -101,14 +101,23 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   const std::uint64_t units = part_units(g);
   const double unit_bytes = static_cast<double>(g.packed() ? g.item_bytes() : g.row_bytes());
   const std::uint64_t items_per_unit = g.packed() ? 1 : g.width;
-  const bool pinned = host_memory_is_pinned(input.samples, static_cast<std::size_t>(units * unit_bytes));
+  const double bytes = static_cast<double>(units) * unit_bytes;
+  const bool pinned = host_memory_is_pinned(input.samples, static_cast<std::size_t>(bytes));
   RateEstimate& cuda_rate = pinned ? model.cuda_pinned : model.cuda_pageable;
   RateEstimate& cuda_shared = pinned ? model.cuda_pinned_shared : model.cuda_pageable_shared;
-  const UnitSplit split =
-      choose_split(units, unit_bytes, SideModel{model.cpu_fixed_seconds, model.cpu.rate()},
-                   SideModel{model.cuda_fixed_seconds, cuda_rate.rate()},
-                   SideModel{model.cpu_fixed_seconds, model.cpu_shared.rate()},
-                   SideModel{model.cuda_fixed_seconds, cuda_shared.rate()}, model.min_shared_bytes);
+  ShareRetry& retry = pinned ? model.retry_pinned : model.retry_pageable;
+  const SideModel cpu_alone{model.cpu_fixed_seconds, model.cpu.rate()};
+  const SideModel cuda_alone{model.cuda_fixed_seconds, cuda_rate.rate()};
+  UnitSplit split = choose_split(units, unit_bytes, cpu_alone, cuda_alone,
+                                 SideModel{model.cpu_fixed_seconds, model.cpu_shared.rate()},
+                                 SideModel{model.cuda_fixed_seconds, cuda_shared.rate()}, model.min_shared_bytes);
+  // One side alone although the call is large enough to share: now and then
+  // share it anyway, cut where the alone rates say both finish together, so
+  // the shared estimates see calls again (ShareRetry).
+  if ((split.cuda == 0 || split.cpu == 0) && bytes >= model.min_shared_bytes && retry.due()) {
+    const UnitSplit cut = choose_split(units, unit_bytes, cpu_alone, cuda_alone, model.min_shared_bytes);
+    if (cut.cpu > 0 && cut.cuda > 0) split = cut;
+  }
   const std::size_t out_bytes = plan.request.output_slots() * 8;
   // One side alone: straight into `out`, as its own plan would.
   if (split.cuda == 0 || split.cpu == 0) {
@@ -116,8 +125,8 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
     if (split.cuda == 0) plan.cpu_partner->fill_slots(out, input, /*accumulate=*/true);
     else cuda_fill(plan, g, input, out);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (split.cuda == 0) model.cpu.add(units * unit_bytes, seconds, model.cpu_fixed_seconds);
-    else cuda_rate.add(units * unit_bytes, seconds, model.cuda_fixed_seconds);
+    if (split.cuda == 0) model.cpu.add(bytes, seconds, model.cpu_fixed_seconds);
+    else cuda_rate.add(bytes, seconds, model.cuda_fixed_seconds);
     plan.record_split(split.cpu * items_per_unit, split.cuda * items_per_unit);
     return;
   }
@@ -125,6 +134,7 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   // its own, added once both are done.
   std::vector<std::uint64_t> cpu_out(out_bytes / 8, 0), cuda_out(out_bytes / 8, 0);
   double seconds[2] = {0, 0};
+  const auto shared_start = Clock::now();
   const Input cpu_part = part_of(plan.request, g, input, 0, split.cpu);
   const Input cuda_part = part_of(plan.request, g, input, split.cpu, units);
   cpu_parallel_detail::fork_join(2, [&](unsigned side) {
@@ -133,8 +143,10 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
     else plan.cpu_partner->fill_slots(cpu_out.data(), cpu_part, /*accumulate=*/false);
     seconds[side] = std::chrono::duration<double>(Clock::now() - start).count();
   });
+  const double wall = std::chrono::duration<double>(Clock::now() - shared_start).count();
   auto* slots = static_cast<std::uint64_t*>(out);
   for (std::size_t i = 0; i < cpu_out.size(); ++i) slots[i] += cpu_out[i] + cuda_out[i];
+  retry.shared(wall < std::min(cpu_alone.seconds(bytes), cuda_alone.seconds(bytes)));
   cuda_shared.add(split.cuda * unit_bytes, seconds[0], model.cuda_fixed_seconds);
   model.cpu_shared.add(split.cpu * unit_bytes, seconds[1], model.cpu_fixed_seconds);
   plan.record_split(split.cpu * items_per_unit, split.cuda * items_per_unit);

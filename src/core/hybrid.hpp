@@ -10,7 +10,12 @@
 // rate alone apart from its rate beside the other: the cut that makes both
 // sides finish together, unless one side alone is faster (a small call, where
 // the GPU's fixed cost loses; or a host where the two sides slow each other).
+// A model that chose one side alone stops learning the shared rates, so one
+// bad early estimate (a shared call slowed by something else on the host)
+// would keep the sides apart for good; every so often such a plan shares a
+// call anyway, at the alone rates' cut, and backs off while sharing loses.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 
@@ -71,6 +76,47 @@ class RateEstimate {
   double rate_;
 };
 
+// When a model that keeps to one side alone tries sharing again: after
+// `interval` eligible calls alone, one shared call; a shared call that beat
+// the model's better side alone starts the count over from kFirstInterval, one
+// that lost doubles the interval (at most kMaxInterval), so on a host where
+// sharing always loses the tries cost a vanishing share of the calls (the
+// 1/256th of them at most, once backed off).
+class ShareRetry {
+ public:
+  // Counts a call that the model sent to one side alone; true when this one
+  // should be shared instead.
+  bool due() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (++alone_ < interval_) return false;
+    alone_ = 0;
+    return true;
+  }
+  // A shared call ended: `won` when it took less than the better side alone
+  // was expected to.
+  void shared(bool won) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    alone_ = 0;
+    interval_ = won ? kFirstInterval : std::min(interval_ * 2, kMaxInterval);
+  }
+  std::uint64_t interval() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return interval_;
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    alone_ = 0;
+    interval_ = kFirstInterval;
+  }
+  static constexpr std::uint64_t kFirstInterval = 8;
+  static constexpr std::uint64_t kMaxInterval = 256;
+
+ private:
+  mutable std::mutex mutex_;
+  std::uint64_t alone_ = 0;
+  std::uint64_t interval_ = kFirstInterval;
+};
+
 // The process's estimates and fixed costs (defaults from docs/PERFORMANCE.md;
 // LEVELHIST_HYBRID_MIN_BYTES overrides the smallest shared call's bytes, and
 // LEVELHIST_HYBRID=0 turns sharing off for plans made afterwards).
@@ -89,8 +135,13 @@ struct HybridModel {
   RateEstimate cpu_shared;
   RateEstimate cuda_pageable_shared;
   RateEstimate cuda_pinned_shared;
+  // The tries at sharing again, per kind of host memory.
+  ShareRetry retry_pageable;
+  ShareRetry retry_pinned;
   // Starts every estimate over (tests and benchmarks): alone and shared alike.
   void reset(double cpu_rate, double cuda_pageable_rate, double cuda_pinned_rate) {
+    retry_pageable.reset();
+    retry_pinned.reset();
     cpu.reset(cpu_rate);
     cpu_shared.reset(cpu_rate);
     cuda_pageable.reset(cuda_pageable_rate);
