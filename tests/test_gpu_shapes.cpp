@@ -17,6 +17,7 @@ TEST(GpuShapes, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backen
 #include <cstring>
 #include <memory>
 #include <random>
+#include <utility>
 
 #include "gpu_test_support.hpp"
 #include "scoped_support.hpp"
@@ -276,18 +277,21 @@ void check_exact(const Binning& bins, const std::vector<float>& x, const std::ve
     std::vector<double> got(r.output_slots(), 0.0);
     plan.fill_slots(got.data(), Input::array(x.data(), x.size(), w.data()), false);
     ASSERT_TRUE(same_bits(got, want)) << s << " host, " << what;
-    for (std::size_t shift : {0, 4}) {
-      OnDevice dx(x.data(), x.size() * 4, shift), dw(w.data(), w.size() * sizeof(W), shift ? 1 : 0);
+    // Samples and weights at their allocation's start, off a 16-byte boundary
+    // (the heads and tails of both kernels), and weights off their own size
+    // (the unaligned loads).
+    const std::pair<std::size_t, std::size_t> shifts[] = {{0, 0}, {4, sizeof(W)}, {4, 1}};
+    for (const auto& [x_shift, w_shift] : shifts) {
+      OnDevice dx(x.data(), x.size() * 4, x_shift), dw(w.data(), w.size() * sizeof(W), w_shift);
       const std::vector<std::uint64_t> bits = run_on_device(plan, Input::array(dx.at, x.size(), dw.at), true);
       std::vector<double> dev(bits.size());
       std::memcpy(dev.data(), bits.data(), bits.size() * 8);
-      ASSERT_TRUE(same_bits(dev, want)) << s << " device, shift " << shift << ", " << what;
+      ASSERT_TRUE(same_bits(dev, want)) << s << " device, shifts " << x_shift << " / " << w_shift << ", " << what;
     }
   }
 }
 
-TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
-  LEVELHIST_SKIP_WITHOUT_GPU();
+void check_deterministic_cases() {
   const std::size_t n = 3000017;
   std::vector<float> x = noise<float>(n, 11, -0.1, 1.1);
   std::mt19937_64 rng(12);
@@ -301,6 +305,22 @@ TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
   std::vector<float> ones(n, 1.5f);
   check_exact(Binning::even(10, 0, 1), constant, ones, true, "one hot slot");
   check_exact(Binning::even(10, 0, 1), std::vector<float>(), std::vector<float>(), false, "no samples");
+  // The largest |weight| first, then last (the bound's head and tail), above
+  // 2^16 times the others: a bound that missed it would round them all otherwise.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{1}, n - 1}) {
+    std::vector<float> peak = noise<float>(n, 14, -1, 1);
+    peak[at] = -3.0e6f;
+    check_exact(Binning::even(64, 0, 1), x, peak, false, "the largest weight at " + std::to_string(at));
+  }
+}
+
+TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  for (const char* large : {"", "0"}) {  // the small calls' tuning, then the large calls' on every case
+    ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
+    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large);
+    check_deterministic_cases();
+  }
 }
 
 TEST(GpuShapes, SquaresWithoutDeterminismGoToTheExactKernel) {

@@ -28,7 +28,6 @@ namespace {
 
 using namespace general;
 
-constexpr int kThreads = 512;
 constexpr std::uint64_t kMaxPerBlock = fixed::kPartialSamples / 2;  // 2^21 samples
 constexpr std::uint64_t kMinPerBlock = 16 * 1024;
 
@@ -78,8 +77,8 @@ __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint3
   }
 }
 
-template <class T, class W, class Map>
-__global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
+template <class T, class W, class Map, class Tuning>
+__global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Map map) {
   constexpr int K = kPerVector<T>;
   extern __shared__ __align__(16) unsigned char smem[];
   const bool squares = a.squares != nullptr;
@@ -123,7 +122,7 @@ __global__ void __launch_bounds__(kThreads) exact_kernel(ExactArgs a, Map map) {
     const unsigned char* wbody = wbase + sp.head * sizeof(W);
     constexpr std::size_t kWeightBytes = K * sizeof(W);
     const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
-    weighted::for_each_vector<T, W, false>(
+    weighted::for_each_vector<T, W, Tuning::kPrefetch>(
         body, wbody, vector_weights, sp.vectors, threadIdx.x - lane, blockDim.x,
         [&](const T(&x)[K], const W(&w)[K], bool valid) {
 #pragma unroll
@@ -177,16 +176,14 @@ std::size_t workspace_bytes(const Problem& p) {
   return round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256) + 256;
 }
 
-template <class T, class W, class Map>
-void launch(const RunArgs& a, const Map& map) {
-  if (!a.weight_bound)
-    throw Error(ErrorKind::internal, "gpu_weighted_exact ran without the call's weight bound (run it through a Plan)");
-  auto kernel = exact_kernel<T, W, Map>;
+template <class T, class W, class Map, class Tuning>
+void launch_tuned(const RunArgs& a, const Map& map) {
+  auto kernel = exact_kernel<T, W, Map, Tuning>;
   allow_large_shared(kernel);
   const std::size_t slot_count = a.binning->slots();
   const std::size_t values = slot_count * (a.weight_squares ? 2 : 1);
   const std::size_t smem = round_up(values * 12, 16) + map.table_bytes();
-  const int resident = std::max(1, resident_blocks_with(kernel, kThreads, smem));
+  const int resident = std::max(1, resident_blocks_with(kernel, Tuning::kThreads, smem));
   const std::uint64_t per_block =
       std::clamp<std::uint64_t>((a.n + resident - 1) / resident, kMinPerBlock, kMaxPerBlock);
   const std::uint64_t blocks = std::max<std::uint64_t>(1, (a.n + per_block - 1) / per_block);
@@ -204,8 +201,23 @@ void launch(const RunArgs& a, const Map& map) {
   args.squares = a.weight_squares;
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.accumulate = a.accumulate;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream_of(a)>>>(args, map);
+  kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
   LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+// The tunings of gpu_weighted_shared (weighted::WeightedPolicy, the same
+// threshold and knob): large calls of 4-byte samples with f32 weights take
+// 256 threads that load the next trip before adding the current one.
+template <class T, class W, class Map>
+void launch(const RunArgs& a, const Map& map) {
+  if (!a.weight_bound)
+    throw Error(ErrorKind::internal, "gpu_weighted_exact ran without the call's weight bound (run it through a Plan)");
+  using Policy = weighted::WeightedPolicy;
+  if constexpr (Policy::kHasLargeCalls<T, W>) {
+    if (a.n * (sizeof(T) + sizeof(W)) >= weighted::large_call_bytes())
+      return launch_tuned<T, W, Map, Policy::LargeCalls>(a, map);
+  }
+  launch_tuned<T, W, Map, Policy::SmallCalls>(a, map);
 }
 
 void run(const RunArgs& a) {

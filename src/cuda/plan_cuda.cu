@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -332,26 +333,96 @@ std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_sampl
 namespace {
 
 // The largest finite |weight| of n weights into *bound (a double, zero on
-// entry), as the bits of a non-negative double, which order as integers.
+// entry), as the bits of a non-negative double, which order as integers. The
+// weights' own bits are compared the same way (sign cleared; a value at or
+// above infinity's bits is not finite), so the loop is integer maxima over
+// 16-byte loads, four in flight a thread: the weights are read once more
+// here, at the read limit if possible (it was one byte load at a time).
+__device__ __forceinline__ unsigned finite_magnitude_bits(float w) {
+  const unsigned b = __float_as_uint(w) & 0x7FFFFFFFu;
+  return b < 0x7F800000u ? b : 0u;
+}
+__device__ __forceinline__ unsigned long long finite_magnitude_bits(double w) {
+  const unsigned long long b = static_cast<unsigned long long>(__double_as_longlong(w)) & 0x7FFFFFFFFFFFFFFFull;
+  return b < 0x7FF0000000000000ull ? b : 0u;
+}
 template <class W>
-__global__ void weight_bound_kernel(const unsigned char* weights, std::uint64_t n, unsigned long long* bound) {
-  double m = 0.0;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += std::uint64_t{gridDim.x} * blockDim.x) {
-    const double w = fabs(static_cast<double>(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
-    if (w > m && w != INFINITY) m = w;  // NaN fails the first test
+using MagnitudeBits = std::conditional_t<sizeof(W) == 4, unsigned, unsigned long long>;
+
+template <class B>
+__device__ __forceinline__ void keep_larger(B& m, B b) {
+  m = b > m ? b : m;
+}
+template <class W>
+__device__ __forceinline__ void fold_vector(const uint4& v, MagnitudeBits<W>& m) {
+  if constexpr (sizeof(W) == 4) {
+    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.x)));
+    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.y)));
+    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.z)));
+    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.w)));
+  } else {
+    keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.y), static_cast<int>(v.x))));
+    keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.w), static_cast<int>(v.z))));
   }
-  for (int o = 16; o; o >>= 1) m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-  if ((threadIdx.x & 31) == 0 && m > 0.0) atomicMax(bound, static_cast<unsigned long long>(__double_as_longlong(m)));
+}
+
+constexpr int kBoundThreads = 256;
+constexpr int kBoundLoads = 4;  // 16-byte loads in flight a thread
+
+template <class W>
+__global__ void __launch_bounds__(kBoundThreads) weight_bound_kernel(const unsigned char* weights, std::uint64_t n,
+                                                                     unsigned long long* bound) {
+  MagnitudeBits<W> m = 0;
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  if (reinterpret_cast<std::uintptr_t>(weights) % sizeof(W) == 0) {
+    constexpr std::uint64_t kPerVector = 16 / sizeof(W);
+    const std::uint64_t to_boundary = ((16 - (reinterpret_cast<std::uintptr_t>(weights) & 15)) & 15) / sizeof(W);
+    const std::uint64_t head = to_boundary < n ? to_boundary : n;
+    const std::uint64_t vectors = (n - head) / kPerVector;
+    const std::uint64_t tail = head + vectors * kPerVector;
+    const W* w = reinterpret_cast<const W*>(weights);
+    if (thread < head) keep_larger(m, finite_magnitude_bits(w[thread]));
+    if (tail + thread < n) keep_larger(m, finite_magnitude_bits(w[tail + thread]));
+    const uint4* body = reinterpret_cast<const uint4*>(w + head);
+    std::uint64_t i = thread;
+    for (; i + (kBoundLoads - 1) * stride < vectors; i += kBoundLoads * stride) {
+      uint4 v[kBoundLoads];
+#pragma unroll
+      for (int k = 0; k < kBoundLoads; ++k) v[k] = __ldcs(body + i + k * stride);
+#pragma unroll
+      for (int k = 0; k < kBoundLoads; ++k) fold_vector<W>(v[k], m);
+    }
+    for (; i < vectors; i += stride) fold_vector<W>(__ldcs(body + i), m);
+  } else {  // weights not aligned to their size: one unaligned load each
+    for (std::uint64_t i = thread; i < n; i += stride)
+      keep_larger(m, finite_magnitude_bits(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
+  }
+  for (int o = 16; o; o >>= 1) keep_larger(m, static_cast<MagnitudeBits<W>>(__shfl_xor_sync(0xFFFFFFFFu, m, o)));
+  if ((threadIdx.x & 31) == 0 && m > 0) {
+    double magnitude;
+    if constexpr (sizeof(W) == 4) magnitude = static_cast<double>(__uint_as_float(m));
+    else magnitude = __longlong_as_double(static_cast<long long>(m));
+    atomicMax(bound, static_cast<unsigned long long>(__double_as_longlong(magnitude)));
+  }
+}
+
+template <class W>
+void launch_weight_bound(const unsigned char* weights, std::uint64_t n, unsigned long long* bound, cudaStream_t stream) {
+  auto kernel = weight_bound_kernel<W>;
+  const std::uint64_t per_block = std::uint64_t{kBoundThreads} * kBoundLoads * (16 / sizeof(W));
+  const int resident = std::max(1, cuda_detail::resident_blocks(kernel, kBoundThreads));
+  const auto blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(n / per_block + 1, 1, resident));
+  kernel<<<blocks, kBoundThreads, 0, stream>>>(weights, n, bound);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
 void find_weight_bound(SampleType weight_type, const void* weights, std::uint64_t n, void* bound, cudaStream_t stream) {
   if (n == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(n / 4096 + 1, 1, 4 * cuda_detail::sm_count()));
   auto* w = static_cast<const unsigned char*>(weights);
   auto* b = static_cast<unsigned long long*>(bound);
-  if (weight_type == SampleType::f64) weight_bound_kernel<double><<<blocks, 256, 0, stream>>>(w, n, b);
-  else weight_bound_kernel<float><<<blocks, 256, 0, stream>>>(w, n, b);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  if (weight_type == SampleType::f64) launch_weight_bound<double>(w, n, b, stream);
+  else launch_weight_bound<float>(w, n, b, stream);
 }
 
 }  // namespace
