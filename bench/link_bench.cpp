@@ -433,6 +433,24 @@ void gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable, std::
       table.add({std::string("together, ") + (is_pinned ? "pinned" : "pageable") + " source", rate,
                  "CPU alone + GPU alone", cpu_alone + gpu_alone, 0, note});
     }
+    // Pageable memory again with the CPU side's threads leaving a core to
+    // each staging thread (LEVELHIST_HYBRID_CPU_THREADS), where there are cores to spare.
+    const unsigned staging = std::min(8u, cores());
+    if (cores() > staging) {
+      const unsigned threads = cores() - staging;
+      ::setenv("LEVELHIST_HYBRID_CPU_THREADS", std::to_string(threads).c_str(), 1);
+      for (int k = 0; k < 8; ++k)
+        if (count_with(together, Input::array(pageable, bytes)) != want) mismatch("the automatic plan (fewer CPU threads)");
+      const double rate = gbps(bytes, median_seconds(reps, [&] { count_with(together, Input::array(pageable, bytes)); }));
+      ::unsetenv("LEVELHIST_HYBRID_CPU_THREADS");
+      const HostSplit split = together.last_host_split();
+      char note[200];
+      std::snprintf(note, sizeof note, "last split: CPU %.0f%%, GPU %.0f%%; vs the better alone %.2f",
+                    100.0 * split.cpu_items / bytes, 100.0 * split.cuda_items / bytes,
+                    rate / std::max(cpu_alone, gpu_pageable));
+      table.add({"together, pageable source, CPU side " + std::to_string(threads) + " threads", rate,
+                 "CPU alone + GPU alone", cpu_alone + gpu_pageable, 0, note});
+    }
   }
 }
 

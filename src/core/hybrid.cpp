@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/env_knob.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
 
 namespace levelhist::detail {
@@ -61,6 +62,14 @@ double env_number(const char* name, double fallback) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
   return *end == '\0' && std::isfinite(v) && v >= 0 ? v : fallback;
+}
+
+// The CPU side's threads in a shared call: LEVELHIST_HYBRID_CPU_THREADS
+// where set (a study knob: fewer counting threads leave cores to the staging
+// threads of pageable memory), else the CPU plan's own.
+unsigned shared_cpu_threads(const Plan::Impl& cpu_plan) {
+  const auto knob = static_cast<unsigned>(env_knob("LEVELHIST_HYBRID_CPU_THREADS", 0, 0, 1024));
+  return knob ? knob : cpu_plan.base.threads;
 }
 
 }  // namespace
@@ -122,7 +131,7 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   // One side alone: straight into `out`, as its own plan would.
   if (split.cuda == 0 || split.cpu == 0) {
     const auto start = Clock::now();
-    if (split.cuda == 0) plan.cpu_partner->fill_slots(out, input, /*accumulate=*/true);
+    if (split.cuda == 0) cpu_fill(*plan.cpu_partner, g, input, out, /*accumulate=*/true);
     else cuda_fill(plan, g, input, out);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (split.cuda == 0) model.cpu.add(bytes, seconds, model.cpu_fixed_seconds);
@@ -140,7 +149,9 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
   cpu_parallel_detail::fork_join(2, [&](unsigned side) {
     const auto start = Clock::now();
     if (side == 0) cuda_fill(plan, geometry_of(plan.request, cuda_part), cuda_part, cuda_out.data());
-    else plan.cpu_partner->fill_slots(cpu_out.data(), cpu_part, /*accumulate=*/false);
+    else
+      cpu_fill(*plan.cpu_partner, geometry_of(plan.request, cpu_part), cpu_part, cpu_out.data(), /*accumulate=*/false,
+               shared_cpu_threads(*plan.cpu_partner));
     seconds[side] = std::chrono::duration<double>(Clock::now() - start).count();
   });
   const double wall = std::chrono::duration<double>(Clock::now() - shared_start).count();

@@ -238,7 +238,8 @@ Plan::Plan(Request request, const Options& options) : impl_(std::make_unique<Imp
       cpu.backend = BackendChoice::cpu;
       cpu.devices.clear();
       cpu.device = -1;
-      p.cpu_partner = std::make_unique<Plan>(p.request, cpu);
+      Plan partner(p.request, cpu);
+      p.cpu_partner = std::move(partner.impl_);
     }
   }
 }

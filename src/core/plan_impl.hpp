@@ -70,8 +70,9 @@ struct Plan::Impl {
   // What the strategy's prepare() wrote (CPU plans use it from here).
   std::vector<unsigned char> prepared;
   std::unique_ptr<detail::CudaPlanState, detail::CudaPlanStateDeleter> cuda;
-  // Automatic CUDA plans: the CPU plan that shares host calls (src/core/hybrid.cpp).
-  std::unique_ptr<Plan> cpu_partner;
+  // Automatic CUDA plans: the CPU plan of the same request that shares host
+  // calls (src/core/hybrid.cpp).
+  std::unique_ptr<Impl> cpu_partner;
   // What the last host call gave each backend (Plan::last_host_split).
   mutable std::mutex split_mutex;
   mutable HostSplit last_split;
