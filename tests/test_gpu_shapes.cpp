@@ -316,11 +316,13 @@ void check_deterministic_cases() {
 
 TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  for (const char* large : {"", "0"}) {  // the small calls' tuning, then the large calls' on every case
-    ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
-    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large);
-    check_deterministic_cases();
-  }
+  for (const char* large : {"", "0"})  // the small calls' tuning, then the large calls' on every case
+    for (const char* split : {"", "0"}) {  // shared 64-bit adds as two 32-bit ones (default), then as one
+      ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
+      ScopedEnv adds("LEVELHIST_EXACT_SPLIT_ADDS", split);
+      SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large + ", LEVELHIST_EXACT_SPLIT_ADDS=" + split);
+      check_deterministic_cases();
+    }
 }
 
 TEST(GpuShapes, SquaresWithoutDeterminismGoToTheExactKernel) {

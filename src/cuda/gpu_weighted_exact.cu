@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/env_knob.hpp"
 #include "core/fixed_point.hpp"
 #include "core/strategies.hpp"
 #include "cuda/weighted_shared.cuh"
@@ -49,6 +50,7 @@ struct ExactArgs {
   double* squares;       // nullptr: no squares
   std::uint32_t slot_count;
   bool accumulate;
+  bool split_adds;       // shared 64-bit adds as two 32-bit ones (shared_add)
 };
 
 __device__ __forceinline__ void add_wide(Accumulator* a, long long v) {
@@ -59,10 +61,32 @@ __device__ __forceinline__ void add_wide(Accumulator* a, long long v) {
   if (carry) atomicAdd(reinterpret_cast<unsigned long long*>(&a->hi), static_cast<unsigned long long>(carry));
 }
 
+// Adds v to a 64-bit integer in shared memory. sm_90 has no shared 64-bit
+// integer add: atomicAdd on one compiles to a compare-and-swap loop
+// (ATOMS.CAST.SPIN.64 in the SASS, as the f64 adds of gpu_weighted_shared).
+// With `split`, two native 32-bit adds instead: the low word's, whose old
+// value says whether this add carried out of it, then the high word's with
+// that carry. Each add's carry is counted by the add that made it, so once
+// all adds are done the two words hold the sum modulo 2^64, exactly as the
+// 64-bit add would (the block's sums are read after a barrier).
+__device__ __forceinline__ void shared_add(long long* h, long long v, bool split) {
+  if (!split) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(h), static_cast<unsigned long long>(v));
+    return;
+  }
+  auto* words = reinterpret_cast<unsigned*>(h);  // little-endian: [0] low, [1] high
+  const auto bits = static_cast<unsigned long long>(v);
+  const auto low = static_cast<unsigned>(bits);
+  const unsigned old = atomicAdd(words, low);
+  const unsigned high = static_cast<unsigned>(bits >> 32) + (old + low < old ? 1u : 0u);
+  if (high) atomicAdd(words + 1, high);
+}
+
 // Adds one weight w of slot s (the warp's 32 lanes together: `s0` is lane 0's
 // slot, `uniform` whether all lanes have it).
 __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint32_t s, double w,
-                                           const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0) {
+                                           const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0,
+                                           bool split) {
   constexpr unsigned kAll = 0xFFFFFFFFu;
   const unsigned special = valid ? fixed::special_of(w) : 0;
   const long long q = valid && !special ? quantize(w) : 0;
@@ -71,9 +95,9 @@ __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint3
     long long sum = q;
 #pragma unroll
     for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(kAll, sum, o);
-    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(reinterpret_cast<unsigned long long*>(h + s0), static_cast<unsigned long long>(sum));
+    if ((threadIdx.x & 31) == 0 && sum) shared_add(h + s0, sum, split);
   } else if (q) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(h + s), static_cast<unsigned long long>(q));
+    shared_add(h + s, q, split);
   }
 }
 
@@ -100,14 +124,14 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   const unsigned char* wbase = a.weights + begin * sizeof(W);
   const std::uint64_t count = end > begin ? end - begin : 0;
   auto one = [&](std::uint32_t s, double w, bool valid, bool uniform, std::uint32_t s0) {
-    add_weight(h, f, s, w, quantize, valid, uniform, s0);
+    add_weight(h, f, s, w, quantize, valid, uniform, s0, a.split_adds);
     if (squares) {
 #if defined(__CUDA_ARCH__)
       const double w2 = __dmul_rn(w, w);
 #else
       const double w2 = w * w;
 #endif
-      add_weight(hq, fq, s, w2, quantize_square, valid, uniform, s0);
+      add_weight(hq, fq, s, w2, quantize_square, valid, uniform, s0, a.split_adds);
     }
   };
   if (reinterpret_cast<std::uintptr_t>(base) % sizeof(T) == 0) {
@@ -201,6 +225,7 @@ void launch_tuned(const RunArgs& a, const Map& map) {
   args.squares = a.weight_squares;
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.accumulate = a.accumulate;
+  args.split_adds = ::levelhist::detail::env_knob("LEVELHIST_EXACT_SPLIT_ADDS", 1, 0, 1) != 0;
   kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
