@@ -82,33 +82,19 @@ __device__ __forceinline__ void shared_add(long long* h, long long v, bool split
   if (high) atomicAdd(words + 1, high);
 }
 
-// The sum of the 32 lanes' q (each |q| <= 2^40, a rounded weight). On sm_80
-// and later as two 32-bit reductions (one instruction each) of q's parts
-// q = high * 2^20 + low, low in [0, 2^20) and |high| <= 2^20, whose sums over
-// 32 lanes stay within 32 bits; before, five 64-bit shuffles (ten 32-bit ones).
-__device__ __forceinline__ long long warp_sum(long long q) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned low = static_cast<unsigned>(q) & 0xFFFFFu;
-  const auto high = static_cast<unsigned>(static_cast<int>(q >> 20));
-  const unsigned low_sum = __reduce_add_sync(0xFFFFFFFFu, low);
-  const int high_sum = static_cast<int>(__reduce_add_sync(0xFFFFFFFFu, high));  // two's complement: the signed sum
-  return static_cast<long long>(high_sum) * (1 << 20) + low_sum;
-#else
-  for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(0xFFFFFFFFu, q, o);
-  return q;
-#endif
-}
-
 // Adds one weight w of slot s (the warp's 32 lanes together: `s0` is lane 0's
 // slot, `uniform` whether all lanes have it).
 __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint32_t s, double w,
                                            const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0,
                                            bool split) {
+  constexpr unsigned kAll = 0xFFFFFFFFu;
   const unsigned special = valid ? fixed::special_of(w) : 0;
   const long long q = valid && !special ? quantize(w) : 0;
   if (special) atomicOr(f + s, special);
   if (uniform) {
-    const long long sum = warp_sum(q);
+    long long sum = q;
+#pragma unroll
+    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(kAll, sum, o);
     if ((threadIdx.x & 31) == 0 && sum) shared_add(h + s0, sum, split);
   } else if (q) {
     shared_add(h + s, q, split);
