@@ -82,23 +82,26 @@ __device__ __forceinline__ void shared_add(long long* h, long long v, bool split
   if (high) atomicAdd(words + 1, high);
 }
 
+// Adds the 32 lanes' rounded weights q, all of slot s, with one add (warp
+// aggregation), and each lane's flags of non-finite weights.
+__device__ __forceinline__ void add_warp_run(long long* h, unsigned* f, std::uint32_t s, long long q, unsigned special,
+                                             bool split) {
+  if (special) atomicOr(f + s, special);
+#pragma unroll
+  for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(0xFFFFFFFFu, q, o);
+  if ((threadIdx.x & 31) == 0 && q) shared_add(h + s, q, split);
+}
+
 // Adds one weight w of slot s (the warp's 32 lanes together: `s0` is lane 0's
 // slot, `uniform` whether all lanes have it).
 __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint32_t s, double w,
                                            const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0,
                                            bool split) {
-  constexpr unsigned kAll = 0xFFFFFFFFu;
   const unsigned special = valid ? fixed::special_of(w) : 0;
   const long long q = valid && !special ? quantize(w) : 0;
+  if (uniform) return add_warp_run(h, f, s0, q, special, split);
   if (special) atomicOr(f + s, special);
-  if (uniform) {
-    long long sum = q;
-#pragma unroll
-    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(kAll, sum, o);
-    if ((threadIdx.x & 31) == 0 && sum) shared_add(h + s0, sum, split);
-  } else if (q) {
-    shared_add(h + s, q, split);
-  }
+  if (q) shared_add(h + s, q, split);
 }
 
 template <class T, class W, class Map, class Tuning>
@@ -149,10 +152,53 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
     weighted::for_each_vector<T, W, Tuning::kPrefetch>(
         body, wbody, vector_weights, sp.vectors, threadIdx.x - lane, blockDim.x,
         [&](const T(&x)[K], const W(&w)[K], bool valid) {
+          if constexpr (K <= 4) {
+            std::uint32_t slot[K];
 #pragma unroll
-          for (int k = 0; k < K; ++k) {
-            const weighted::WarpSlot s = weighted::warp_slot(valid ? map(x[k]) : 0, valid);
-            one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+            for (int k = 0; k < K; ++k) slot[k] = valid ? map(x[k]) : 0;
+            // The warp's whole trip in one slot (constant data): the K
+            // weights of each lane summed first, then one warp add, instead
+            // of K of them. Vectors of more samples (1- and 2-byte ones) are
+            // not checked: their slots would hold 8 or 16 more registers.
+            const std::uint32_t first = __shfl_sync(0xFFFFFFFFu, slot[0], 0);
+            bool same = true;
+#pragma unroll
+            for (int k = 0; k < K; ++k) same = same && (!valid || slot[k] == first);
+            if (__all_sync(0xFFFFFFFFu, same)) {
+              long long q = 0, q2 = 0;
+              unsigned special = 0, special2 = 0;
+#pragma unroll
+              for (int k = 0; k < K; ++k) {
+                const double v = valid ? static_cast<double>(w[k]) : 0.0;
+                const unsigned sp = fixed::special_of(v);
+                special |= sp;
+                if (!sp) q += quantize(v);
+                if (squares) {
+#if defined(__CUDA_ARCH__)
+                  const double v2 = __dmul_rn(v, v);
+#else
+                  const double v2 = v * v;
+#endif
+                  const unsigned sp2 = fixed::special_of(v2);
+                  special2 |= sp2;
+                  if (!sp2) q2 += quantize_square(v2);
+                }
+              }
+              add_warp_run(h, f, first, q, special, a.split_adds);
+              if (squares) add_warp_run(hq, fq, first, q2, special2, a.split_adds);
+              return;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+              const weighted::WarpSlot s = weighted::warp_slot(slot[k], valid);
+              one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+            }
+          } else {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+              const weighted::WarpSlot s = weighted::warp_slot(valid ? map(x[k]) : 0, valid);
+              one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+            }
           }
         });
   } else {  // samples not aligned to their size: one unaligned load each
