@@ -69,6 +69,15 @@ def _count_host(axis, x, w, out=None, backend=None, strategy="auto", threads=0, 
     return out
 
 
+def _device_launch_args(lib, entry, device, n):
+    """What a launch of entry's plan on n samples of `device` takes beside its
+    arrays: the workspace's pointer and bytes and the caller's current stream
+    there (call it inside lib.using(device))."""
+    stream = lib.stream(device)
+    workspace, workspace_bytes = entry.workspace(lib, device, stream, n)
+    return lib.pointer(workspace), workspace_bytes, stream
+
+
 def _count_device(lib, axis, x, w, out=None, strategy="auto", used=None):
     """Counts device samples x (weights w) on the caller's current stream into
     out (new slots unless given, then added to)."""
@@ -80,13 +89,11 @@ def _count_device(lib, axis, x, w, out=None, strategy="auto", used=None):
         used[type_name] = entry.plan.strategy
     n = lib.size(x)
     with lib.using(device):
-        stream = lib.stream(device)
-        workspace, workspace_bytes = entry.workspace(lib, device, stream, n)
+        launch = _device_launch_args(lib, entry, device, n)
         accumulate = out is not None
         if out is None:
             out = lib.empty(entry.plan.slots, np.float64 if w is not None else np.int64, device)
-        entry.plan.run(lib.pointer(x), n, 0 if w is None else lib.pointer(w), lib.pointer(out), accumulate,
-                       lib.pointer(workspace), workspace_bytes, stream)
+        entry.plan.run(lib.pointer(x), n, 0 if w is None else lib.pointer(w), lib.pointer(out), accumulate, *launch)
     return out
 
 

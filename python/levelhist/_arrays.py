@@ -219,6 +219,17 @@ def _torch():
     return sys.modules["torch"]
 
 
+@functools.cache
+def _torch_stream_query():
+    """device -> the handle of torch's current stream there: torch's raw-stream
+    query where it has one (no Stream object made per call), looked up once."""
+    torch = _torch()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
 _torch_table = None
 
 
@@ -305,12 +316,8 @@ class Torch:
 
     @staticmethod
     def stream(device):
-        # The caller's current stream on that device (torch.cuda.current_stream),
-        # through torch's raw-stream query where it has one (no Stream object made).
-        raw = getattr(_torch()._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return raw(device)
-        return _torch().cuda.current_stream(device).cuda_stream
+        # The caller's current stream on that device (torch.cuda.current_stream).
+        return _torch_stream_query()(device)
 
     @staticmethod
     def empty(n, dtype, device):

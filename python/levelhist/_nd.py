@@ -183,11 +183,9 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     device = lib.device(columns[0])
     entry = _entry(axes, type_name, "cuda", device)
     with lib.using(device):
-        stream = lib.stream(device)
-        workspace, workspace_bytes = entry.workspace(lib, device, stream, n)
+        launch = _api._device_launch_args(lib, entry, device, n)
         out = lib.empty(entry.plan.slots, np.int64, device)
-        entry.plan.run_points([lib.pointer(c) for c in columns], n, lib.pointer(out), False, lib.pointer(workspace),
-                              workspace_bytes, stream)
+        entry.plan.run_points([lib.pointer(c) for c in columns], n, lib.pointer(out), False, *launch)
         hist = lib.astype(out.reshape(shape)[inside], np.float64)
         edges = [lib.from_numpy(a.edges, device) for a in axes]
         if density:
