@@ -89,6 +89,9 @@ __device__ __forceinline__ void shared_add(long long* h, long long v, bool split
   if (high) atomicAdd(words + 1, high);
 }
 
+// w * w in double, rounded once, as the host's reference squares it.
+__device__ __forceinline__ double square_of(double w) { return __dmul_rn(w, w); }
+
 // Adds the 32 lanes' rounded weights q, all of slot s, with one add (warp
 // aggregation), and each lane's flags of non-finite weights.
 __device__ __forceinline__ void add_warp_run(long long* h, unsigned* f, std::uint32_t s, long long q, unsigned special,
@@ -135,14 +138,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   const std::uint64_t count = end > begin ? end - begin : 0;
   auto one = [&](std::uint32_t s, double w, bool valid, bool uniform, std::uint32_t s0) {
     add_weight(h, f, s, w, quantize, valid, uniform, s0, a.split_adds);
-    if (squares) {
-#if defined(__CUDA_ARCH__)
-      const double w2 = __dmul_rn(w, w);
-#else
-      const double w2 = w * w;
-#endif
-      add_weight(hq, fq, s, w2, quantize_square, valid, uniform, s0, a.split_adds);
-    }
+    if (squares) add_weight(hq, fq, s, square_of(w), quantize_square, valid, uniform, s0, a.split_adds);
   };
   if (reinterpret_cast<std::uintptr_t>(base) % sizeof(T) == 0) {
     const Split16 sp = split16<T>(base, count);
@@ -181,11 +177,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
                 special |= sp;
                 if (!sp) q += quantize(v);
                 if (squares) {
-#if defined(__CUDA_ARCH__)
-                  const double v2 = __dmul_rn(v, v);
-#else
-                  const double v2 = v * v;
-#endif
+                  const double v2 = square_of(v);
                   const unsigned sp2 = fixed::special_of(v2);
                   special2 |= sp2;
                   if (!sp2) q2 += quantize_square(v2);

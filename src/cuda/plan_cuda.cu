@@ -21,6 +21,7 @@
 #include "core/plan_impl.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
 #include "cuda/cuda_common.cuh"
+#include "cuda/general_common.cuh"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/levelhist.hpp"
@@ -376,15 +377,12 @@ __global__ void __launch_bounds__(kBoundThreads) weight_bound_kernel(const unsig
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
   if (reinterpret_cast<std::uintptr_t>(weights) % sizeof(W) == 0) {
-    constexpr std::uint64_t kPerVector = 16 / sizeof(W);
-    const std::uint64_t to_boundary = ((16 - (reinterpret_cast<std::uintptr_t>(weights) & 15)) & 15) / sizeof(W);
-    const std::uint64_t head = to_boundary < n ? to_boundary : n;
-    const std::uint64_t vectors = (n - head) / kPerVector;
-    const std::uint64_t tail = head + vectors * kPerVector;
+    const cuda_detail::general::Split16 sp = cuda_detail::general::split16<W>(weights, n);
+    const std::uint64_t vectors = sp.vectors;
     const W* w = reinterpret_cast<const W*>(weights);
-    if (thread < head) keep_larger(m, finite_magnitude_bits(w[thread]));
-    if (tail + thread < n) keep_larger(m, finite_magnitude_bits(w[tail + thread]));
-    const uint4* body = reinterpret_cast<const uint4*>(w + head);
+    if (thread < sp.head) keep_larger(m, finite_magnitude_bits(w[thread]));
+    if (sp.tail + thread < n) keep_larger(m, finite_magnitude_bits(w[sp.tail + thread]));
+    const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
     std::uint64_t i = thread;
     for (; i + (kBoundLoads - 1) * stride < vectors; i += kBoundLoads * stride) {
       uint4 v[kBoundLoads];
