@@ -93,6 +93,8 @@ HybridModel& hybrid_model() {
       RateEstimate(cpu_rate),
       RateEstimate(45e9),
       RateEstimate(50e9),
+      ShareRetry(),
+      ShareRetry(),
   };
   return model;
 }
