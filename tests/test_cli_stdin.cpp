@@ -3,6 +3,7 @@
 // input redirected from a file (with no operand or as `-`, also at an offset
 // other than 0), a pipe — must give the same output, and that output must match
 // a histogram computed here from the values.
+#include <fstream>
 #include <random>
 
 #include "cli_test_support.hpp"
@@ -164,6 +165,28 @@ TEST_F(CliStdin, RedirectedStandardInputIsReadFromItsOffsetOnBothPasses) {
   const CsvHistogram h = parse_csv(out);
   EXPECT_EQ(h.edges, edges);
   EXPECT_EQ(h.counts, reference({9, 12, 7, 30, 9}, edges, false).counts);
+}
+
+TEST_F(CliStdin, APipeOnStandardInputIsGivenALargerBufferAndCountedWhole) {
+  // The pipe's buffer is the pipe's, shared by both ends: holding the read end
+  // here, the size the CLI gave it is visible once the CLI has exited.
+  int ends[2] = {-1, -1};
+  ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+  const int before = ::fcntl(ends[0], F_GETPIPE_SZ);
+  const std::string bytes = random_bytes(4000, 17);  // fits the pipe's first buffer: written before the run
+  ASSERT_EQ(::write(ends[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ::close(ends[1]);
+  RunSpec spec;
+  spec.stdin_fd = ends[0];
+  const std::string out = ok({"count", "--format", "csv"}, spec).out;
+  const int after = ::fcntl(ends[0], F_GETPIPE_SZ);
+  ::close(ends[0]);
+  EXPECT_EQ(parse_csv(out).counts, byte_counts(bytes));
+  std::ifstream limit_file("/proc/sys/fs/pipe-max-size");
+  long limit = 0;
+  if (!(limit_file >> limit) || limit < (1 << 20)) GTEST_SKIP() << "this system allows pipes of at most " << limit << " bytes";
+  EXPECT_LT(before, 1 << 20);
+  EXPECT_EQ(after, 1 << 20) << "the CLI reads a pipe with a 1 MiB buffer where the system allows it";
 }
 
 // ---- counting through sources: sizes that cross the CPU path's buffers ----------------
