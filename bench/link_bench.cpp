@@ -419,37 +419,30 @@ void gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable, std::
   if (!together.shares_host_calls()) {
     table.add({"together (automatic plan)", 0, "", 0, 0, "this plan does not share host calls (LEVELHIST_HYBRID=0?)"});
   } else {
-    for (const unsigned char* src : {static_cast<const unsigned char*>(pageable), static_cast<const unsigned char*>(pinned.p)}) {
-      const bool is_pinned = src == pinned.p;
-      for (int k = 0; k < 8; ++k)  // the estimates move 30% of the way per call: 94% after eight
-        if (count_with(together, Input::array(src, bytes)) != want) mismatch("the automatic plan (CPU and GPU)");
+    // A row of the automatic plan on `src`, after eight warm-up calls (the
+    // estimates move 30% of the way per call: 94% after eight).
+    auto together_row = [&](const std::string& label, const unsigned char* src, double gpu_alone) {
+      for (int k = 0; k < 8; ++k)
+        if (count_with(together, Input::array(src, bytes)) != want) mismatch("the automatic plan (" + label + ")");
       const double rate = gbps(bytes, median_seconds(reps, [&] { count_with(together, Input::array(src, bytes)); }));
       const HostSplit split = together.last_host_split();
-      const double gpu_alone = is_pinned ? gpu_pinned : gpu_pageable;
       char note[200];
       std::snprintf(note, sizeof note, "last split: CPU %.0f%%, GPU %.0f%%; vs the better alone %.2f",
                     100.0 * split.cpu_items / bytes, 100.0 * split.cuda_items / bytes,
                     rate / std::max(cpu_alone, gpu_alone));
-      table.add({std::string("together, ") + (is_pinned ? "pinned" : "pageable") + " source", rate,
-                 "CPU alone + GPU alone", cpu_alone + gpu_alone, 0, note});
-    }
+      table.add({label, rate, "CPU alone + GPU alone", cpu_alone + gpu_alone, 0, note});
+    };
+    together_row("together, pageable source", static_cast<const unsigned char*>(pageable), gpu_pageable);
+    together_row("together, pinned source", static_cast<const unsigned char*>(pinned.p), gpu_pinned);
     // Pageable memory again with the CPU side's threads leaving a core to
     // each staging thread (LEVELHIST_HYBRID_CPU_THREADS), where there are cores to spare.
     const unsigned staging = std::min(8u, cores());
     if (cores() > staging) {
       const unsigned threads = cores() - staging;
       ::setenv("LEVELHIST_HYBRID_CPU_THREADS", std::to_string(threads).c_str(), 1);
-      for (int k = 0; k < 8; ++k)
-        if (count_with(together, Input::array(pageable, bytes)) != want) mismatch("the automatic plan (fewer CPU threads)");
-      const double rate = gbps(bytes, median_seconds(reps, [&] { count_with(together, Input::array(pageable, bytes)); }));
+      together_row("together, pageable source, CPU side " + std::to_string(threads) + " threads",
+                   static_cast<const unsigned char*>(pageable), gpu_pageable);
       ::unsetenv("LEVELHIST_HYBRID_CPU_THREADS");
-      const HostSplit split = together.last_host_split();
-      char note[200];
-      std::snprintf(note, sizeof note, "last split: CPU %.0f%%, GPU %.0f%%; vs the better alone %.2f",
-                    100.0 * split.cpu_items / bytes, 100.0 * split.cuda_items / bytes,
-                    rate / std::max(cpu_alone, gpu_pageable));
-      table.add({"together, pageable source, CPU side " + std::to_string(threads) + " threads", rate,
-                 "CPU alone + GPU alone", cpu_alone + gpu_pageable, 0, note});
     }
   }
 }

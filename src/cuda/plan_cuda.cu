@@ -378,20 +378,19 @@ __global__ void __launch_bounds__(kBoundThreads) weight_bound_kernel(const unsig
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
   if (reinterpret_cast<std::uintptr_t>(weights) % sizeof(W) == 0) {
     const cuda_detail::general::Split16 sp = cuda_detail::general::split16<W>(weights, n);
-    const std::uint64_t vectors = sp.vectors;
     const W* w = reinterpret_cast<const W*>(weights);
     if (thread < sp.head) keep_larger(m, finite_magnitude_bits(w[thread]));
     if (sp.tail + thread < n) keep_larger(m, finite_magnitude_bits(w[sp.tail + thread]));
     const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
     std::uint64_t i = thread;
-    for (; i + (kBoundLoads - 1) * stride < vectors; i += kBoundLoads * stride) {
+    for (; i + (kBoundLoads - 1) * stride < sp.vectors; i += kBoundLoads * stride) {
       uint4 v[kBoundLoads];
 #pragma unroll
       for (int k = 0; k < kBoundLoads; ++k) v[k] = __ldcs(body + i + k * stride);
 #pragma unroll
       for (int k = 0; k < kBoundLoads; ++k) fold_vector<W>(v[k], m);
     }
-    for (; i < vectors; i += stride) fold_vector<W>(__ldcs(body + i), m);
+    for (; i < sp.vectors; i += stride) fold_vector<W>(__ldcs(body + i), m);
   } else {  // weights not aligned to their size: one unaligned load each
     for (std::uint64_t i = thread; i < n; i += stride)
       keep_larger(m, finite_magnitude_bits(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
