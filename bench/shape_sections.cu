@@ -152,6 +152,19 @@ void batch_section(Runner& r, u64 bytes) {
       return "";
     });
   }
+  {  // level: the same segments of 64 KiB, every byte the same
+    const u64 segment = u64{64} << 10, segments = bytes / segment;
+    const Measurement p = proto(name, "equal segments of 64 KiB, constant", std::to_string(segments) + " histograms",
+                                bytes, bytes);
+    DeviceMemory c(bytes);
+    LEVELHIST_CUDA_CHECK(cudaMemset(c.get(), 0x5c, bytes));
+    r.limit(p, {{c.get(), bytes}});
+    const Request req = Request::segments(SampleType::u8, bins, segments);
+    std::vector<u64> want(req.output_slots(), 0);
+    const std::vector<std::uint8_t> same(bytes, 0x5c);
+    Plan(req, cpu_auto()).fill_slots(want.data(), Input::array(same.data(), bytes), false);
+    r.plan_run(p, Plan(req, cuda_strategy("gpu_segments")), Input::array(c.get(), bytes), bytes, want);
+  }
   {  // segments by offsets: random lengths of 0 to 8 KiB
     std::mt19937_64 rng(7);
     std::vector<u64> offsets = {0};

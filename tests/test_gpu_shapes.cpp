@@ -113,15 +113,32 @@ void check_segments(const Request& r, const std::vector<T>& x, const std::vector
   }
 }
 
+// 8-bit samples are counted in lane columns by default (ByteColumns) and in
+// one copy per warp with LEVELHIST_SEGMENT_BYTE_COLUMNS=0 (WarpCopies): the
+// batch tests run both.
+const char* const kByteLayouts[] = {"1", "0"};
+
 TEST(GpuShapes, EqualSegmentsAroundTheWorkItems) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const Binning bytes = Binning::per_value(SampleType::u8);
-  // Items are 16 KiB: lengths that divide it, straddle it, and exceed it.
-  for (std::uint64_t length : {1u, 7u, 4096u, 16383u, 16384u, 16385u, 100000u}) {
-    const std::uint64_t segments = std::max<std::uint64_t>(3, (std::uint64_t{3} << 20) / length / 8);
-    std::vector<std::uint8_t> x = noise<std::uint8_t>(segments * length, length, 0, 256);
-    std::fill(x.begin(), x.begin() + std::min<std::size_t>(x.size(), 3 * length), 77);  // constant segments first
-    check_segments(Request::segments(SampleType::u8, bytes, segments), x, {}, "length " + std::to_string(length));
+  for (const char* layout : kByteLayouts) {
+    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+    const std::string how = std::string(", byte columns ") + layout;
+    // Items are 16 KiB: lengths that divide it, straddle it, and exceed it.
+    for (std::uint64_t length : {1u, 7u, 4096u, 16383u, 16384u, 16385u, 100000u}) {
+      const std::uint64_t segments = std::max<std::uint64_t>(3, (std::uint64_t{3} << 20) / length / 8);
+      std::vector<std::uint8_t> x = noise<std::uint8_t>(segments * length, length, 0, 256);
+      std::fill(x.begin(), x.begin() + std::min<std::size_t>(x.size(), 3 * length), 77);  // constant segments first
+      check_segments(Request::segments(SampleType::u8, bytes, segments), x, {}, "length " + std::to_string(length) + how);
+    }
+    // 8-bit samples whose values share slots, with flows: even bins (the
+    // slots' sums of a flush) and explicit edges (a cell table beside the columns).
+    std::vector<std::int8_t> s8 = noise<std::int8_t>(40 * 70001, 3, -128, 128);
+    std::fill(s8.begin() + 70001, s8.begin() + 3 * 70001, std::int8_t{-128});
+    check_segments(Request::segments(SampleType::i8, Binning::even(10, -100, 100), 40), s8, {}, "i8 even" + how);
+    std::vector<std::uint8_t> u8 = noise<std::uint8_t>(300 * 4096, 5, 0, 256);
+    check_segments(Request::segments(SampleType::u8, Binning::explicit_edges({3, 50, 51, 200, 255}), 300), u8, {},
+                   "u8 edges" + how);
   }
   const Binning floats = Binning::explicit_edges({-1, -0.5, 0, 0.001, 0.5, 2});  // a cell table
   std::vector<float> f = noise<float>(64 * 5000, 9, -2, 3);
@@ -146,31 +163,87 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::vector<std::uint64_t> small = {0};
   while (small.back() < x.size()) small.push_back(std::min<std::uint64_t>(x.size(), small.back() + rng() % 41));
   check_segments(Request::segments_by_offsets(SampleType::u16, b, small.size() - 1), x, small, "small");
+  // Bytes, both layouts: the same offsets over 400000 bytes, and random lengths of 0 to 40000.
+  std::vector<std::uint8_t> bytes = noise<std::uint8_t>(400000, 6, 0, 256);
+  std::fill(bytes.begin() + 16000, bytes.begin() + 90000, std::uint8_t{200});
+  std::vector<std::uint64_t> wide = {0};
+  while (wide.back() < bytes.size()) wide.push_back(std::min<std::uint64_t>(bytes.size(), wide.back() + rng() % 40001));
+  for (const char* layout : kByteLayouts) {
+    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+    const std::string how = std::string(", byte columns ") + layout;
+    const Binning u8 = Binning::per_value(SampleType::u8);
+    check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), bytes, offsets, "u8 mixed" + how);
+    check_segments(Request::segments_by_offsets(SampleType::u8, u8, wide.size() - 1), bytes, wide, "u8 wide" + how);
+  }
+}
+
+template <class T>
+void check_tiles(const Binning& b, int w, int h, int pad, unsigned rows, unsigned cols, std::uint64_t seed,
+                 const std::string& how) {
+  std::mt19937 rng(static_cast<std::uint32_t>(seed));
+  const std::uint64_t pitch = w + pad;  // in samples
+  std::vector<T> img(pitch * h, static_cast<T>(0xEE));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img[y * pitch + x] = y < h / 2 ? T{9} : static_cast<T>(rng());
+  const Request r = Request::tiles(sample_type_of<T>(), b, rows, cols);
+  const Input host = Input::image(img.data(), w, h, pitch * sizeof(T));
+  const std::vector<std::uint64_t> want = reference_slots(r, host);
+  const std::string what = std::to_string(w) + "x" + std::to_string(h) + " pitch " + std::to_string(pitch) + how;
+  for (const char* s : kBatchStrategies) {
+    const Plan plan(r, on_cuda(s));
+    std::vector<std::uint64_t> got(r.output_slots(), 0);
+    plan.fill_slots(got.data(), host, false);
+    ASSERT_EQ(got, want) << s << " host " << what;
+    OnDevice d(img.data(), img.size() * sizeof(T));
+    ASSERT_EQ(run_on_device(plan, Input::image(d.at, w, h, pitch * sizeof(T))), want) << s << " device " << what;
+  }
 }
 
 TEST(GpuShapes, TilesThatDivideAndDoNot) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const Binning b = Binning::per_value(SampleType::u8);
-  std::mt19937 rng(8);
-  // Tiles of one band, of many bands (width 16 KiB and more: one row per band), and empty tiles.
-  for (auto [w, h, pad, rows, cols] : {std::tuple{640, 480, 0, 8, 8}, std::tuple{1001, 333, 7, 7, 3},
-                                       std::tuple{5, 9, 0, 4, 4}, std::tuple{40000, 9, 3, 2, 1},
-                                       std::tuple{3000, 2000, 0, 1, 1}}) {
-    const std::uint64_t pitch = w + pad;
-    std::vector<std::uint8_t> img(pitch * h, 0xEE);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) img[y * pitch + x] = y < h / 2 ? 9 : static_cast<std::uint8_t>(rng());
-    const Request r = Request::tiles(SampleType::u8, b, rows, cols);
-    const Input host = Input::image(img.data(), w, h, pitch);
-    const std::vector<std::uint64_t> want = reference_slots(r, host);
-    for (const char* s : kBatchStrategies) {
-      const Plan plan(r, on_cuda(s));
-      std::vector<std::uint64_t> got(r.output_slots(), 0);
-      plan.fill_slots(got.data(), host, false);
-      ASSERT_EQ(got, want) << s << " host " << w << "x" << h;
-      OnDevice d(img.data(), img.size());
-      ASSERT_EQ(run_on_device(plan, Input::image(d.at, w, h, pitch)), want) << s << " device " << w << "x" << h;
+  // Tiles of one band, of many bands (width 16 KiB and more: one row per band),
+  // and empty tiles; pitches that are multiples of 16 bytes (a band's rows
+  // read as one range) and that are not (row by row).
+  for (const char* layout : kByteLayouts) {
+    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+    const std::string how = std::string(", byte columns ") + layout;
+    for (auto [w, h, pad, rows, cols] : {std::tuple{640, 480, 0, 8, 8}, std::tuple{1001, 333, 7, 7, 3},
+                                         std::tuple{5, 9, 0, 4, 4}, std::tuple{40000, 9, 3, 2, 1},
+                                         std::tuple{3000, 2000, 0, 1, 1}, std::tuple{2048, 600, 0, 3, 8},
+                                         std::tuple{77, 5000, 3, 5, 1}}) {
+      check_tiles<std::uint8_t>(b, w, h, pad, rows, cols, 8, how);
     }
+    check_tiles<std::int8_t>(Binning::even(7, -50, 90), 1000, 700, 8, 3, 4, 9, how);
+  }
+  // Wider samples: rows of 16-bit pixels whose pitch is a multiple of 16 bytes, and one that is not.
+  check_tiles<std::uint16_t>(Binning::even(4096, 0, 65536), 1200, 900, 8, 4, 4, 10, "");
+  check_tiles<std::uint16_t>(Binning::even(4096, 0, 65536), 1201, 900, 0, 4, 4, 11, "");
+}
+
+// Inputs of thousands of work items, so that every block takes several in a
+// row: a long segment or a tile is written out when the block leaves it (or
+// its range of items ends), segments by offsets straddle the items of two blocks.
+TEST(GpuShapes, BatchesOfManyItemsABlock) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning u8 = Binning::per_value(SampleType::u8);
+  const std::size_t n = std::size_t{48} << 20;
+  std::vector<std::uint8_t> x = noise<std::uint8_t>(n, 12, 0, 256);
+  std::fill(x.begin() + (5 << 20), x.begin() + (9 << 20), std::uint8_t{3});
+  std::mt19937_64 rng(13);
+  std::vector<std::uint64_t> offsets = {0};
+  while (offsets.back() < n) {  // lengths 0 to 40000, runs of empty segments, now and then a long one
+    const std::uint64_t r = rng() % 100;
+    const std::uint64_t len = r < 10 ? 0 : r < 12 ? 300000 + rng() % 100000 : rng() % 40001;
+    offsets.push_back(std::min<std::uint64_t>(n, offsets.back() + len));
+  }
+  for (const char* layout : kByteLayouts) {
+    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+    const std::string how = std::string(", byte columns ") + layout;
+    check_segments(Request::segments(SampleType::u8, u8, n / 100000), std::vector<std::uint8_t>(x.begin(), x.begin() + n / 100000 * 100000),
+                   {}, "equal segments of 100000" + how);
+    check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), x, offsets, "offsets" + how);
+    check_tiles<std::uint8_t>(u8, 8192, 4096, 0, 8, 8, 14, how);  // 1024 x 512 tiles: 32 bands of 16 rows each
   }
 }
 

@@ -6,10 +6,18 @@
 // segments keeps every multiprocessor as busy as a batch of many small ones.
 // An item is a chunk of the array (segments) or a band of rows of one tile
 // (tiles). For each segment (or tile) the item overlaps, the block counts
-// that part into a shared-memory histogram (one copy per warp: warps do not
-// contend; each thread first adds up runs of equal slots among its own
-// samples, so a constant segment costs one atomic per vector, not one per
-// sample), then writes it out:
+// that part into a shared-memory histogram, then writes it out. Two layouts
+// of that histogram (the kernel's Counters):
+//  * WarpCopies, any sample type: one copy of the slots per warp (warps do not
+//    contend; each thread first adds up runs of equal slots among its own
+//    samples, so a constant segment costs one atomic per vector, not one per
+//    sample);
+//  * ByteColumns, 8-bit samples: gpu_lane_columns' 32 lane columns per byte
+//    value (h[value][lane], 32 KiB), so the 32 atomics of a warp always hit 32
+//    different banks, whatever the data; a flush sums each value's row and maps
+//    the value to its slot once. With one copy per warp, uniform bytes put ~3.5
+//    of a warp's 32 atomics in the busiest bank.
+// The write-out:
 //  * a segment or tile that lies whole inside the item is the block's alone:
 //    its counters are stored (added to the old ones when accumulating), no
 //    atomics, and every slot is written, so no clearing pass is needed;
@@ -18,14 +26,17 @@
 //    for segments by offsets (only the straddling and the empty ones), by a
 //    memset where every segment straddles (equal segments longer than an
 //    item, tiles of several bands; the output is then small beside the input).
-// Samples are read with 16-byte loads where the pointer allows and mapped to
-// slots by the exact bin maps of general_common.cuh.
+// A block takes a contiguous range of items, so that consecutive items of one
+// long segment or one tile are counted into the same shared histogram and
+// written out once, when the block leaves that segment, instead of once per
+// item. Samples are read with 16-byte loads where the pointer allows and
+// mapped to slots by the exact bin maps of general_common.cuh.
 //
 // Register spills (ptxas, CUDA 13.0, sm_90), not yet weighed on a device, so
 // the three new-shape kernels are built without -warn-spills (CMakeLists.txt):
-// here 4 to 72 bytes in the instantiations whose bin map calls its
-// out-of-line exact path (EvenMap, GenericMap: live registers are saved
-// around the call), none in the others; gpu_joint.cu 4 bytes (f32, EvenMap);
+// none in this file's kernels (ByteColumns takes 48 registers; an offsets
+// cursor carried from item to item, tried and taken back, made it spill
+// 16-32 bytes); gpu_joint.cu 4 bytes (f32, EvenMap);
 // gpu_weighted_exact.cu 4 to 44 bytes in 12 instantiations, as its model
 // gpu_weighted_shared spills (weighted_shared.cuh says what those are).
 //
@@ -36,6 +47,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/env_knob.hpp"
 #include "core/strategies.hpp"
 #include "cuda/general_common.cuh"
 
@@ -68,26 +80,40 @@ struct Work {
   std::uint32_t tile_cols;
   std::uint64_t* out;
   std::uint32_t slots;
-  std::uint32_t copies;  // histogram copies in shared memory (a power of two <= kWarps)
+  std::uint32_t copies;  // WarpCopies: histogram copies in shared memory (a power of two <= kWarps)
+  bool injective;        // ByteColumns: 256 bins of one byte value each (slot = value's own, no flows)
   bool accumulate;
 };
 
-// Counts `count` samples of T at p into this warp's copy `h`.
+// ---- the counters -------------------------------------------------------------------
+// A block's shared histogram of the segment it is counting. Each layout gives
+// init (clears it and loads the map's tables), count_sample and count_vector
+// (one sample, one 16-byte load of samples) and flush (writes the counts of a
+// segment or tile out and clears them).
+
+// One copy of the slots per warp, any sample type.
 template <class T, class Map>
-__device__ __forceinline__ void count_range(const unsigned char* p, std::uint64_t count, const Map& map, unsigned* h) {
-  constexpr int K = kPerVector<T>;
-  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0) {
-    for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x) atomicAdd(h + map(load_unaligned<T>(p + i * sizeof(T))), 1u);
-    return;
+struct WarpCopies {
+  static constexpr int kMinBlocks = 1;
+  static constexpr int kUnroll = 1;  // 16-byte loads in flight per thread
+  unsigned* hist;                    // copies x slots
+  unsigned* mine;                    // this warp's copy
+
+  static std::size_t counter_bytes(const Work& w) { return round_up(std::size_t{w.slots} * w.copies * 4, 16); }
+
+  __device__ __forceinline__ void init(unsigned char* smem, const Work& w, Map& map) {
+    hist = reinterpret_cast<unsigned*>(smem);
+    for (std::uint32_t i = threadIdx.x; i < w.slots * w.copies; i += blockDim.x) hist[i] = 0;
+    map.setup(smem + round_up(std::size_t{w.slots} * w.copies * 4, 16));
+    __syncthreads();
+    mine = hist + ((threadIdx.x / 32) & (w.copies - 1)) * w.slots;
   }
-  const Split16 sp = split16<T>(p, count);
-  const T* xs = reinterpret_cast<const T*>(p);
-  if (threadIdx.x < sp.head) atomicAdd(h + map(xs[threadIdx.x]), 1u);
-  for (std::uint64_t i = sp.tail + threadIdx.x; i < count; i += blockDim.x) atomicAdd(h + map(xs[i]), 1u);
-  const uint4* body = reinterpret_cast<const uint4*>(p + sp.head * sizeof(T));
-  for (std::uint64_t v = threadIdx.x; v < sp.vectors; v += blockDim.x) {
+  __device__ __forceinline__ void count_sample(T x, const Map& map) { atomicAdd(mine + map(x), 1u); }
+  // Runs of equal slots among the vector's samples are added at once.
+  __device__ __forceinline__ void count_vector(uint4 v, const Map& map) {
+    constexpr int K = kPerVector<T>;
     T x[K];
-    unpack(__ldcs(body + v), x);
+    unpack(v, x);
     std::uint32_t run_slot = map(x[0]);
     unsigned run = 1;
 #pragma unroll
@@ -96,29 +122,187 @@ __device__ __forceinline__ void count_range(const unsigned char* p, std::uint64_
       if (s == run_slot) {
         ++run;
       } else {
-        atomicAdd(h + run_slot, run);
+        atomicAdd(mine + run_slot, run);
         run_slot = s;
         run = 1;
       }
     }
-    atomicAdd(h + run_slot, run);
+    atomicAdd(mine + run_slot, run);
   }
+  // Writes the block's counts of one segment or tile to `out` (stored when the
+  // block owns it, else added) and clears them for the next.
+  __device__ __forceinline__ void flush(const Work& w, std::uint64_t* out, bool owned) {
+    __syncthreads();
+    for (std::uint32_t s = threadIdx.x; s < w.slots; s += blockDim.x) {
+      unsigned v = 0;
+      for (std::uint32_t c = 0; c < w.copies; ++c) {
+        v += hist[c * w.slots + s];
+        hist[c * w.slots + s] = 0;
+      }
+      if (owned) out[s] = (w.accumulate ? out[s] : 0) + v;
+      else add_to_slot(out + s, v);
+    }
+    __syncthreads();
+  }
+};
+
+// 8-bit samples: 32 lane columns per byte value, h[value][lane] (gpu_lane_columns'
+// layout, 32 KiB), then the slots' sums of one flush where several values
+// share a slot (w.injective false).
+template <class T, class Map>
+struct ByteColumns {
+  static_assert(sizeof(T) == 1);
+  static_assert(kThreads == 256, "thread b sums the row of byte value b");
+  static constexpr std::uint32_t kColumnBytes = 256 * 32 * 4;
+  // 33-34 KiB of shared memory a block: six would fit an SM, but at their 40
+  // registers a thread the kernel spilled 16-28 bytes; five take 48.
+  static constexpr int kMinBlocks = 5;
+  static constexpr int kUnroll = 4;
+  unsigned char* columns;
+  unsigned* slot_sums;
+  std::uint32_t my_slot;    // the slot of byte value threadIdx.x
+  unsigned int lane_offset;  // this lane's column, in bytes
+
+  static std::size_t counter_bytes(const Work& w) {
+    return kColumnBytes + (w.injective ? 0 : round_up(std::size_t{w.slots} * 4, 16));
+  }
+
+  __device__ __forceinline__ void init(unsigned char* smem, const Work& w, Map& map) {
+    columns = smem;
+    slot_sums = reinterpret_cast<unsigned*>(smem + kColumnBytes);
+    const std::uint32_t bytes = kColumnBytes + (w.injective ? 0 : static_cast<std::uint32_t>(round_up(w.slots * 4, 16)));
+    for (std::uint32_t i = threadIdx.x; i < bytes / 16; i += blockDim.x)
+      reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
+    map.setup(smem + bytes);
+    __syncthreads();
+    my_slot = map(static_cast<T>(static_cast<unsigned char>(threadIdx.x)));
+    lane_offset = (threadIdx.x & 31) * 4;
+  }
+  __device__ __forceinline__ void count_at(unsigned offset) {
+    atomicAdd(reinterpret_cast<unsigned*>(columns + offset), 1u);
+  }
+  __device__ __forceinline__ void count_sample(T x, const Map&) {
+    count_at(static_cast<unsigned>(static_cast<unsigned char>(x)) << 7 | lane_offset);
+  }
+  __device__ __forceinline__ void count_word(unsigned w) {
+    count_at(((w << 7) & 0x7f80) | lane_offset);
+    count_at(((w >> 1) & 0x7f80) | lane_offset);
+    count_at(((w >> 9) & 0x7f80) | lane_offset);
+    count_at(((w >> 17) & 0x7f80) | lane_offset);
+  }
+  __device__ __forceinline__ void count_vector(uint4 v, const Map&) {
+    count_word(v.x);
+    count_word(v.y);
+    count_word(v.z);
+    count_word(v.w);
+  }
+  // Thread b sums value b's 32 columns (eight 16-byte loads, staggered as in
+  // gpu_lane_columns' add_row) and clears them.
+  __device__ __forceinline__ void flush(const Work& w, std::uint64_t* out, bool owned) {
+    __syncthreads();
+    uint4* row = reinterpret_cast<uint4*>(columns + threadIdx.x * 128);
+    unsigned sum = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int q = (c + static_cast<int>(threadIdx.x)) & 7;
+      const uint4 v = row[q];
+      sum += v.x + v.y + v.z + v.w;
+      row[q] = make_uint4(0, 0, 0, 0);
+    }
+    if (w.injective) {  // 256 bins, one value each: thread b owns slot my_slot; the flow slots stay empty
+      if (owned) {
+        out[my_slot] = (w.accumulate ? out[my_slot] : 0) + sum;
+        if (!w.accumulate && threadIdx.x < 3) out[256 + threadIdx.x] = 0;
+      } else {
+        add_to_slot(out + my_slot, sum);
+      }
+      __syncthreads();
+      return;
+    }
+    if (sum) atomicAdd(slot_sums + my_slot, sum);
+    __syncthreads();
+    for (std::uint32_t s = threadIdx.x; s < w.slots; s += blockDim.x) {
+      const unsigned v = slot_sums[s];
+      slot_sums[s] = 0;
+      if (owned) out[s] = (w.accumulate ? out[s] : 0) + v;
+      else add_to_slot(out + s, v);
+    }
+    __syncthreads();
+  }
+};
+
+// ---- reading a segment's samples ------------------------------------------------------
+
+// `vectors` 16-byte loads from body, Counters::kUnroll in flight per thread.
+template <class T, class Map, class Counters>
+__device__ __forceinline__ void count_vectors(Counters& c, const uint4* body, std::uint32_t vectors, const Map& map) {
+  constexpr int U = Counters::kUnroll;
+  constexpr std::uint32_t kStep = U * kThreads;
+  std::uint32_t v = threadIdx.x;
+  for (; v + (U - 1) * kThreads < vectors; v += kStep) {  // whole steps: no guard per vector
+    uint4 q[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) q[u] = __ldcs(body + v + u * kThreads);
+#pragma unroll
+    for (int u = 0; u < U; ++u) c.count_vector(q[u], map);
+  }
+  for (; v < vectors; v += kThreads) c.count_vector(__ldcs(body + v), map);
 }
 
-// Writes the block's counts of one segment or tile to `out` (stored when the
-// block owns it, else added) and clears them for the next.
-__device__ __forceinline__ void flush(const Work& w, unsigned* hist, std::uint64_t* out, bool owned) {
-  __syncthreads();
-  for (std::uint32_t s = threadIdx.x; s < w.slots; s += blockDim.x) {
-    unsigned v = 0;
-    for (std::uint32_t c = 0; c < w.copies; ++c) {
-      v += hist[c * w.slots + s];
-      hist[c * w.slots + s] = 0;
-    }
-    if (owned) out[s] = (w.accumulate ? out[s] : 0) + v;
-    else add_to_slot(out + s, v);
+// Counts `count` samples of T at p.
+template <class T, class Map, class Counters>
+__device__ __forceinline__ void count_range(Counters& c, const unsigned char* p, std::uint64_t count, const Map& map) {
+  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0) {
+    for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x) c.count_sample(load_unaligned<T>(p + i * sizeof(T)), map);
+    return;
   }
-  __syncthreads();
+  const Split16 sp = split16<T>(p, count);
+  const T* xs = reinterpret_cast<const T*>(p);
+  if (threadIdx.x < sp.head) c.count_sample(xs[threadIdx.x], map);
+  for (std::uint64_t i = sp.tail + threadIdx.x; i < count; i += blockDim.x) c.count_sample(xs[i], map);
+  const uint4* body = reinterpret_cast<const uint4*>(p + sp.head * sizeof(T));
+  constexpr std::uint64_t kMostVectors = std::uint64_t{1} << 31;  // 32-bit indices in count_vectors (a tile's row may be longer)
+  for (std::uint64_t done = 0; done < sp.vectors; done += kMostVectors)
+    count_vectors<T>(c, body + done, static_cast<std::uint32_t>(min(kMostVectors, sp.vectors - done)), map);
+}
+
+// `rows` rows of `count` samples, `pitch` bytes apart (a band of a tile). When
+// every row starts at the same offset from a 16-byte boundary, the block's
+// threads take the band's vectors as one range (a tile 2048 bytes wide is 128
+// vectors a row: row by row, half of 256 threads would wait); otherwise row by row.
+template <class T, class Map, class Counters>
+__device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, std::uint64_t count, std::uint64_t rows,
+                                           std::uint64_t pitch, const Map& map) {
+  if (rows == 1 || pitch % 16 != 0 || reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0 ||
+      rows * count * sizeof(T) > (std::uint64_t{1} << 31)) {
+    for (std::uint64_t r = 0; r < rows; ++r) count_range<T>(c, p + r * pitch, count, map);
+    return;
+  }
+  const Split16 sp = split16<T>(p, count);  // the same in every row
+  const auto per_row = static_cast<std::uint32_t>(sp.vectors);
+  const auto edge = static_cast<std::uint32_t>(sp.head + (count - sp.tail));  // samples of a row outside its vectors
+  const auto n_rows = static_cast<std::uint32_t>(rows);
+  for (std::uint32_t i = threadIdx.x; i < n_rows * edge; i += blockDim.x) {
+    const std::uint32_t r = i / edge, k = i % edge;
+    const std::uint64_t at = k < sp.head ? k : sp.tail + (k - sp.head);
+    c.count_sample(reinterpret_cast<const T*>(p + r * pitch)[at], map);
+  }
+  if (per_row == 0) return;
+  const unsigned char* body = p + sp.head * sizeof(T);
+  constexpr int U = Counters::kUnroll;
+  const std::uint32_t total = n_rows * per_row;
+  auto vector_at = [&](std::uint32_t j) {
+    return __ldcs(reinterpret_cast<const uint4*>(body + std::uint64_t{j / per_row} * pitch) + j % per_row);
+  };
+  std::uint32_t v = threadIdx.x;
+  for (; v + (U - 1) * kThreads < total; v += U * kThreads) {
+    uint4 q[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) q[u] = vector_at(v + u * kThreads);
+#pragma unroll
+    for (int u = 0; u < U; ++u) c.count_vector(q[u], map);
+  }
+  for (; v < total; v += kThreads) c.count_vector(vector_at(v), map);
 }
 
 // The bounds of segment s by offsets, clamped to [0, n].
@@ -127,31 +311,32 @@ __device__ __forceinline__ void offset_bounds(const Work& w, std::uint64_t s, st
   end = max(begin, min(w.offsets[s + 1], w.n));
 }
 
-template <class T, class Map>
-__global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
+template <class T, class Map, class Counters>
+__global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(Work w, Map map) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ std::uint64_t first_segment;
-  unsigned* hist = reinterpret_cast<unsigned*>(smem);
-  for (std::uint32_t i = threadIdx.x; i < w.slots * w.copies; i += blockDim.x) hist[i] = 0;
-  map.setup(smem + round_up(std::size_t{w.slots} * w.copies * 4, 16));
-  __syncthreads();
-  unsigned* mine = hist + ((threadIdx.x / 32) & (w.copies - 1)) * w.slots;
-  for (std::uint64_t item = blockIdx.x; item < w.items; item += gridDim.x) {
+  Counters c;
+  c.init(smem, w, map);
+  // A contiguous range of items: the items of one long segment or tile follow
+  // each other, and the block writes that segment's counts when it leaves it.
+  const std::uint64_t item_begin = w.items * blockIdx.x / gridDim.x, item_end = w.items * (blockIdx.x + 1) / gridDim.x;
+  for (std::uint64_t item = item_begin; item < item_end; ++item) {
+    const bool last_of_block = item + 1 == item_end;
     switch (w.kind) {
       case Kind::equal_owned: {  // whole segments, w.chunk / w.length of them per item
         const std::uint64_t first = item * (w.chunk / w.length);
         const std::uint64_t last = min(w.segments, first + w.chunk / w.length);
         for (std::uint64_t s = first; s < last; ++s) {
-          count_range<T>(w.samples + s * w.length * sizeof(T), w.length, map, mine);
-          flush(w, hist, w.out + s * w.slots, true);
+          count_range<T>(c, w.samples + s * w.length * sizeof(T), w.length, map);
+          c.flush(w, w.out + s * w.slots, true);
         }
         break;
       }
       case Kind::equal_split: {  // part `item % parts` of segment `item / parts`
         const std::uint64_t s = item / w.parts, part = item % w.parts;
         const std::uint64_t begin = part * w.chunk, end = min(w.length, begin + w.chunk);
-        count_range<T>(w.samples + (s * w.length + begin) * sizeof(T), end - begin, map, mine);
-        flush(w, hist, w.out + s * w.slots, false);
+        count_range<T>(c, w.samples + (s * w.length + begin) * sizeof(T), end - begin, map);
+        if (last_of_block || part + 1 == w.parts) c.flush(w, w.out + s * w.slots, false);
         break;
       }
       case Kind::offsets: {
@@ -172,8 +357,8 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
           if (end <= begin) continue;  // empty: cleared before the launch, or kept
           const bool owned = begin / w.chunk == (end - 1) / w.chunk;
           const std::uint64_t a = max(begin, c0), b = min(end, c1);
-          count_range<T>(w.samples + a * sizeof(T), b - a, map, mine);
-          flush(w, hist, w.out + s * w.slots, owned);
+          count_range<T>(c, w.samples + a * sizeof(T), b - a, map);
+          c.flush(w, w.out + s * w.slots, owned);
         }
         __syncthreads();  // first_segment is read by every thread before the next item sets it
         break;
@@ -184,9 +369,9 @@ __global__ void __launch_bounds__(kThreads) batch_kernel(Work w, Map map) {
         const std::uint64_t tile_end = min(w.height, (tile / w.tile_cols + 1) * w.tile_height);
         const std::uint64_t r1 = min(tile_end, r0 + w.rows_per_band);
         const std::uint64_t x0 = (tile % w.tile_cols) * w.tile_width, x1 = min(w.width, x0 + w.tile_width);
-        for (std::uint64_t r = r0; r < r1 && x0 < x1; ++r)
-          count_range<T>(w.samples + r * w.pitch + x0 * sizeof(T), x1 - x0, map, mine);
-        flush(w, hist, w.out + tile * w.slots, w.bands == 1);
+        if (r0 < r1 && x0 < x1) count_rows<T>(c, w.samples + r0 * w.pitch + x0 * sizeof(T), x1 - x0, r1 - r0, w.pitch, map);
+        if (w.bands == 1) c.flush(w, w.out + tile * w.slots, true);
+        else if (last_of_block || band + 1 == w.bands) c.flush(w, w.out + tile * w.slots, false);
         break;
       }
     }
@@ -227,8 +412,23 @@ bool supports(const Problem& p, std::string* why_not) {
 
 std::size_t no_workspace(const Problem&) { return 0; }
 
+template <class T, class Map, class Counters>
+void launch_kernel(const Work& w, const Map& map, cudaStream_t stream) {
+  auto kernel = batch_kernel<T, Map, Counters>;
+  allow_large_shared(kernel);
+  const std::size_t smem = Counters::counter_bytes(w) + map.table_bytes();
+  const int resident = resident_blocks_with(kernel, kThreads, smem);
+  const std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, std::max(resident, 1));
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(w, map);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+// Whether 8-bit samples take ByteColumns (the default) or WarpCopies: the
+// study knob LEVELHIST_SEGMENT_BYTE_COLUMNS=0 measures the latter.
+bool byte_columns_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_BYTE_COLUMNS", 1, 0, 1) != 0; }
+
 template <class T, class Map>
-void launch(const RunArgs& a, const Map& map) {
+void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   const std::uint64_t slots = a.binning->slots();
   const BatchArgs& b = a.batch;
   const cudaStream_t stream = stream_of(a);
@@ -291,21 +491,22 @@ void launch(const RunArgs& a, const Map& map) {
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
   if (w.items == 0) return;
-  auto kernel = batch_kernel<T, Map>;
-  allow_large_shared(kernel);
+  if constexpr (sizeof(T) == 1) {
+    w.injective = map_kind == MapKind::direct && slots == 256 + 3;
+    if (byte_columns_wanted() && ByteColumns<T, Map>::counter_bytes(w) + map.table_bytes() <= max_shared_bytes()) {
+      launch_kernel<T, Map, ByteColumns<T, Map>>(w, map, stream);
+      return;
+    }
+  }
   w.copies = copies_for(slots, map.table_bytes());
-  const std::size_t smem = round_up(slots * w.copies * 4, 16) + map.table_bytes();
-  const int resident = resident_blocks_with(kernel, kThreads, smem);
-  const std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, std::max(resident, 1));
-  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(w, map);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  launch_kernel<T, Map, WarpCopies<T, Map>>(w, map, stream);
 }
 
 void run(const RunArgs& a) {
   const MapKind kind = choose_map(a.type, *a.binning);
   visit_sample_type(a.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    with_map<T>(a, kind, [&](const auto& map) { launch<T>(a, map); });
+    with_map<T>(a, kind, [&](const auto& map) { launch<T>(a, map, kind); });
   });
 }
 
@@ -322,8 +523,9 @@ namespace levelhist::strategies {
 
 const Strategy gpu_segments{"gpu_segments",
                             Backend::cuda,
-                            "a batch of histograms (segments, offsets, tiles) in one launch: 16 KiB work items over a "
-                            "persistent grid, a shared histogram per warp, owned segments stored without atomics",
+                            "a batch of histograms (segments, offsets, tiles) in one launch: 16 KiB work items, a "
+                            "contiguous range of them per block of a persistent grid; 8-bit samples in 32 lane "
+                            "columns, others in a shared histogram per warp; owned segments stored without atomics",
                             "levelhist, with CUB's segment offsets (docs/PERFORMANCE-shapes.md)",
                             cuda_detail::segments::supports,
                             cuda_detail::segments::no_workspace,
