@@ -34,9 +34,10 @@
 //
 // Register spills (ptxas, CUDA 13.0, sm_90), not yet weighed on a device, so
 // the three new-shape kernels are built without -warn-spills (CMakeLists.txt):
-// none in this file's kernels (ByteColumns takes 48 registers; an offsets
-// cursor carried from item to item, tried and taken back, made it spill
-// 16-32 bytes); gpu_joint.cu 4 bytes (f32, EvenMap);
+// here 16 bytes in ByteColumns with EvenMap (8-bit samples in even bins
+// that no integer shift maps: the map's out-of-line exact path, called once
+// a thread when the block starts), none in the others; gpu_joint.cu 4 bytes
+// (f32, EvenMap);
 // gpu_weighted_exact.cu 4 to 44 bytes in 12 instantiations, as its model
 // gpu_weighted_shared spills (weighted_shared.cuh says what those are).
 //
@@ -162,6 +163,7 @@ struct ByteColumns {
   unsigned* slot_sums;
   std::uint32_t my_slot;    // the slot of byte value threadIdx.x
   unsigned int lane_offset;  // this lane's column, in bytes
+  unsigned int flushed = 0;  // the sum of value threadIdx.x's columns at the last flush
 
   static std::size_t counter_bytes(const Work& w) {
     return kColumnBytes + (w.injective ? 0 : round_up(std::size_t{w.slots} * 4, 16));
@@ -197,18 +199,23 @@ struct ByteColumns {
     count_word(v.w);
   }
   // Thread b sums value b's 32 columns (eight 16-byte loads, staggered as in
-  // gpu_lane_columns' add_row) and clears them.
+  // gpu_lane_columns' add_row). The columns are never cleared: the segment's
+  // count is the row's sum less the sum at the previous flush, which thread b
+  // keeps (clearing took as much shared-memory traffic as the reading). Exact
+  // modulo 2^32 as long as a value's count between two flushes is below 2^32:
+  // a block's range of items holds at most n / its grid's blocks + one item of
+  // samples (below 2^32 for n up to 2^40 with the hundreds of blocks a GPU keeps).
   __device__ __forceinline__ void flush(const Work& w, std::uint64_t* out, bool owned) {
     __syncthreads();
-    uint4* row = reinterpret_cast<uint4*>(columns + threadIdx.x * 128);
-    unsigned sum = 0;
+    const uint4* row = reinterpret_cast<const uint4*>(columns + threadIdx.x * 128);
+    unsigned total = 0;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
-      const int q = (c + static_cast<int>(threadIdx.x)) & 7;
-      const uint4 v = row[q];
-      sum += v.x + v.y + v.z + v.w;
-      row[q] = make_uint4(0, 0, 0, 0);
+      const uint4 v = row[(c + threadIdx.x) & 7];
+      total += v.x + v.y + v.z + v.w;
     }
+    const unsigned sum = total - flushed;
+    flushed = total;
     if (w.injective) {  // 256 bins, one value each: thread b owns slot my_slot; the flow slots stay empty
       if (owned) {
         out[my_slot] = (w.accumulate ? out[my_slot] : 0) + sum;
@@ -266,6 +273,9 @@ __device__ __forceinline__ void count_range(Counters& c, const unsigned char* p,
     count_vectors<T>(c, body + done, static_cast<std::uint32_t>(min(kMostVectors, sp.vectors - done)), map);
 }
 
+// A band read as one range of vectors: at most 2^13 of them (see count_rows).
+constexpr std::uint64_t kMostBandBytes = std::uint64_t{16} << 13;
+
 // `rows` rows of `count` samples, `pitch` bytes apart (a band of a tile). When
 // every row starts at the same offset from a 16-byte boundary, the block's
 // threads take the band's vectors as one range (a tile 2048 bytes wide is 128
@@ -274,7 +284,7 @@ template <class T, class Map, class Counters>
 __device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, std::uint64_t count, std::uint64_t rows,
                                            std::uint64_t pitch, const Map& map) {
   if (rows == 1 || pitch % 16 != 0 || reinterpret_cast<std::uintptr_t>(p) % sizeof(T) != 0 ||
-      rows * count * sizeof(T) > (std::uint64_t{1} << 31)) {
+      rows * count * sizeof(T) > kMostBandBytes) {
     for (std::uint64_t r = 0; r < rows; ++r) count_range<T>(c, p + r * pitch, count, map);
     return;
   }
@@ -291,8 +301,14 @@ __device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, 
   const unsigned char* body = p + sp.head * sizeof(T);
   constexpr int U = Counters::kUnroll;
   const std::uint32_t total = n_rows * per_row;
+  // Vector j is in row j / per_row: the quotient in float arithmetic, exact
+  // for j and per_row below 2^13 (checked for every pair; IEEE rounding of the
+  // reciprocal and the product), 5 instructions where an integer division by
+  // a run-time divisor takes ~20 for every vector.
+  const float reciprocal = 1.0f / static_cast<float>(per_row);
   auto vector_at = [&](std::uint32_t j) {
-    return __ldcs(reinterpret_cast<const uint4*>(body + std::uint64_t{j / per_row} * pitch) + j % per_row);
+    const auto r = static_cast<std::uint32_t>(__fmul_rn(__fadd_rn(static_cast<float>(j), 0.5f), reciprocal));
+    return __ldcs(reinterpret_cast<const uint4*>(body + std::uint64_t{r} * pitch) + (j - r * per_row));
   };
   std::uint32_t v = threadIdx.x;
   for (; v + (U - 1) * kThreads < total; v += U * kThreads) {
