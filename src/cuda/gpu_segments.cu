@@ -335,27 +335,38 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
   c.init(smem, w, map);
   // A contiguous range of items: the items of one long segment or tile follow
   // each other, and the block writes that segment's counts when it leaves it.
+  // Where an item is a part of a segment or a band of a tile, the block steps
+  // through them by counters instead of dividing the item's number: a 64-bit
+  // division is ~100 instructions a thread, and a band of a tile took five,
+  // more than the counting of its 16 KiB (256 instructions a thread).
   const std::uint64_t item_begin = w.items * blockIdx.x / gridDim.x, item_end = w.items * (blockIdx.x + 1) / gridDim.x;
-  for (std::uint64_t item = item_begin; item < item_end; ++item) {
-    const bool last_of_block = item + 1 == item_end;
-    switch (w.kind) {
-      case Kind::equal_owned: {  // whole segments, w.chunk / w.length of them per item
-        const std::uint64_t first = item * (w.chunk / w.length);
-        const std::uint64_t last = min(w.segments, first + w.chunk / w.length);
-        for (std::uint64_t s = first; s < last; ++s) {
-          count_range<T>(c, w.samples + s * w.length * sizeof(T), w.length, map);
-          c.flush(w, w.out + s * w.slots, true);
-        }
-        break;
+  if (item_begin >= item_end) return;
+  switch (w.kind) {
+    case Kind::equal_owned: {  // whole segments, w.chunk / w.length of them per item
+      const std::uint64_t per_item = w.chunk / w.length;
+      const std::uint64_t last = min(w.segments, item_end * per_item);
+      for (std::uint64_t s = item_begin * per_item; s < last; ++s) {
+        count_range<T>(c, w.samples + s * w.length * sizeof(T), w.length, map);
+        c.flush(w, w.out + s * w.slots, true);
       }
-      case Kind::equal_split: {  // part `item % parts` of segment `item / parts`
-        const std::uint64_t s = item / w.parts, part = item % w.parts;
+      break;
+    }
+    case Kind::equal_split: {  // item = part `part` of segment `s` (a part count fits 32 bits: 2^32 items is 64 TiB)
+      std::uint64_t s = item_begin / w.parts;
+      auto part = static_cast<std::uint32_t>(item_begin % w.parts);
+      for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
         const std::uint64_t begin = part * w.chunk, end = min(w.length, begin + w.chunk);
         count_range<T>(c, w.samples + (s * w.length + begin) * sizeof(T), end - begin, map);
-        if (last_of_block || part + 1 == w.parts) c.flush(w, w.out + s * w.slots, false);
-        break;
+        if (left == 1 || part + 1 == w.parts) c.flush(w, w.out + s * w.slots, false);
+        if (++part == w.parts) {
+          part = 0;
+          ++s;
+        }
       }
-      case Kind::offsets: {
+      break;
+    }
+    case Kind::offsets:
+      for (std::uint64_t item = item_begin; item < item_end; ++item) {
         const std::uint64_t c0 = item * w.chunk, c1 = min(w.n, c0 + w.chunk);
         if (threadIdx.x == 0) {  // the first segment that ends after c0
           std::uint64_t lo = 0, hi = w.segments;
@@ -371,25 +382,37 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
           offset_bounds(w, s, begin, end);
           if (begin >= c1) break;
           if (end <= begin) continue;  // empty: cleared before the launch, or kept
-          const bool owned = begin / w.chunk == (end - 1) / w.chunk;
+          const bool owned = begin >= c0 && end <= c1;  // whole in this item (clear_unowned's test, without its divisions)
           const std::uint64_t a = max(begin, c0), b = min(end, c1);
           count_range<T>(c, w.samples + a * sizeof(T), b - a, map);
           c.flush(w, w.out + s * w.slots, owned);
         }
         __syncthreads();  // first_segment is read by every thread before the next item sets it
-        break;
       }
-      case Kind::tiles: {  // band `item % bands` of tile `item / bands`
-        const std::uint64_t tile = item / w.bands, band = item % w.bands;
-        const std::uint64_t r0 = (tile / w.tile_cols) * w.tile_height + band * w.rows_per_band;
-        const std::uint64_t tile_end = min(w.height, (tile / w.tile_cols + 1) * w.tile_height);
+      break;
+    case Kind::tiles: {  // item = band `band` of tile `tile` (row `tile_row`, column `tile_col` of the grid)
+      // (band < bands <= tile_height, tile_row <= height, tile_col < tile_cols: 32 bits each)
+      std::uint64_t tile = item_begin / w.bands;
+      auto band = static_cast<std::uint32_t>(item_begin % w.bands);
+      auto tile_row = static_cast<std::uint32_t>(tile / w.tile_cols), tile_col = static_cast<std::uint32_t>(tile % w.tile_cols);
+      for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
+        const std::uint64_t r0 = tile_row * w.tile_height + band * w.rows_per_band;
+        const std::uint64_t tile_end = min(w.height, (tile_row + std::uint64_t{1}) * w.tile_height);
         const std::uint64_t r1 = min(tile_end, r0 + w.rows_per_band);
-        const std::uint64_t x0 = (tile % w.tile_cols) * w.tile_width, x1 = min(w.width, x0 + w.tile_width);
+        const std::uint64_t x0 = tile_col * w.tile_width, x1 = min(w.width, x0 + w.tile_width);
         if (r0 < r1 && x0 < x1) count_rows<T>(c, w.samples + r0 * w.pitch + x0 * sizeof(T), x1 - x0, r1 - r0, w.pitch, map);
         if (w.bands == 1) c.flush(w, w.out + tile * w.slots, true);
-        else if (last_of_block || band + 1 == w.bands) c.flush(w, w.out + tile * w.slots, false);
-        break;
+        else if (left == 1 || band + 1 == w.bands) c.flush(w, w.out + tile * w.slots, false);
+        if (++band == w.bands) {
+          band = 0;
+          ++tile;
+          if (++tile_col == w.tile_cols) {
+            tile_col = 0;
+            ++tile_row;
+          }
+        }
       }
+      break;
     }
   }
 }
