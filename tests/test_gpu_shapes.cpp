@@ -139,6 +139,15 @@ TEST(GpuShapes, EqualSegmentsAroundTheWorkItems) {
     std::vector<std::uint8_t> u8 = noise<std::uint8_t>(300 * 4096, 5, 0, 256);
     check_segments(Request::segments(SampleType::u8, Binning::explicit_edges({3, 50, 51, 200, 255}), 300), u8, {},
                    "u8 edges" + how);
+    // Segments of whole 16-byte vectors (an item's loads at once): 1001 of 1 KiB,
+    // so the last item holds 9 of its 16; 256 bytes, the shortest that way; 240, one vector less.
+    for (std::uint64_t length : {1024u, 256u, 240u}) {
+      std::vector<std::uint8_t> v = noise<std::uint8_t>(1001 * length, length + 1, 0, 256);
+      std::fill(v.begin() + length, v.begin() + 2 * length, std::uint8_t{255});
+      check_segments(Request::segments(SampleType::u8, bytes, 1001), v, {}, "whole vectors " + std::to_string(length) + how);
+      check_segments(Request::segments(SampleType::u8, Binning::even(7, 10, 250), 1001), v, {},
+                     "whole vectors, even bins " + std::to_string(length) + how);
+    }
   }
   const Binning floats = Binning::explicit_edges({-1, -0.5, 0, 0.001, 0.5, 2});  // a cell table
   std::vector<float> f = noise<float>(64 * 5000, 9, -2, 3);
@@ -243,6 +252,7 @@ TEST(GpuShapes, BatchesOfManyItemsABlock) {
     check_segments(Request::segments(SampleType::u8, u8, n / 100000), std::vector<std::uint8_t>(x.begin(), x.begin() + n / 100000 * 100000),
                    {}, "equal segments of 100000" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), x, offsets, "offsets" + how);
+    check_segments(Request::segments(SampleType::u8, u8, n / 4096), x, {}, "equal segments of 4096" + how);
     check_tiles<std::uint8_t>(u8, 8192, 4096, 0, 8, 8, 14, how);  // 1024 x 512 tiles: 32 bands of 16 rows each
   }
 }

@@ -64,7 +64,12 @@ constexpr std::uint64_t kChunkBytes = 16 * 1024;  // samples per work item, in b
 __device__ __forceinline__ std::uint64_t min(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
 __device__ __forceinline__ std::uint64_t max(std::uint64_t a, std::uint64_t b) { return a > b ? a : b; }
 
-enum class Kind : std::uint8_t { equal_owned, equal_split, offsets, tiles };
+enum class Kind : std::uint8_t { equal_owned, equal_vectors, equal_split, offsets, tiles };
+// equal_vectors: equal_owned where every segment is whole 16-byte vectors of
+// at least kMinSegmentVectors (8-bit samples): an item's loads go out at once.
+constexpr std::uint32_t kMinSegmentVectors = 16;
+constexpr int kItemVectorsPerThread = static_cast<int>(kChunkBytes / 16 / kThreads);
+static_assert(kChunkBytes / 16 == kItemVectorsPerThread * kThreads);
 
 struct Work {
   const unsigned char* samples;
@@ -97,6 +102,7 @@ template <class T, class Map>
 struct WarpCopies {
   static constexpr int kMinBlocks = 1;
   static constexpr int kUnroll = 1;  // 16-byte loads in flight per thread
+  static constexpr bool kItemInRegisters = false;  // takes Kind::equal_vectors
   unsigned* hist;                    // copies x slots
   unsigned* mine;                    // this warp's copy
 
@@ -159,6 +165,7 @@ struct ByteColumns {
   // registers a thread the kernel spilled 16-28 bytes; five take 48.
   static constexpr int kMinBlocks = 5;
   static constexpr int kUnroll = 4;
+  static constexpr bool kItemInRegisters = true;
   unsigned char* columns;
   unsigned* slot_sums;
   std::uint32_t my_slot;    // the slot of byte value threadIdx.x
@@ -351,6 +358,34 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
       }
       break;
     }
+    case Kind::equal_vectors:  // whole vectors a segment: the item's vectors in registers, then segment by segment
+      if constexpr (Counters::kItemInRegisters) {
+        const std::uint64_t per_item = w.chunk / w.length;
+        const auto per_segment = static_cast<std::uint32_t>(w.length * sizeof(T) / 16);  // 16 to 1024
+        const float reciprocal = 1.0f / static_cast<float>(per_segment);  // j / per_segment exact below 2^13
+        for (std::uint64_t item = item_begin; item < item_end; ++item) {
+          const std::uint64_t s0 = item * per_item;
+          const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
+          const uint4* body = reinterpret_cast<const uint4*>(w.samples + s0 * w.length * sizeof(T));
+          const std::uint32_t vectors = segments * per_segment;
+          uint4 q[kItemVectorsPerThread];
+          std::uint32_t segment_of[kItemVectorsPerThread];
+#pragma unroll
+          for (int u = 0; u < kItemVectorsPerThread; ++u) {
+            const std::uint32_t j = threadIdx.x + u * kThreads;
+            segment_of[u] = j < vectors ? static_cast<std::uint32_t>(__fmul_rn(__fadd_rn(static_cast<float>(j), 0.5f), reciprocal))
+                                        : ~0u;
+            if (j < vectors) q[u] = __ldcs(body + j);
+          }
+          for (std::uint32_t k = 0; k < segments; ++k) {
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u)
+              if (segment_of[u] == k) c.count_vector(q[u], map);
+            c.flush(w, w.out + (s0 + k) * w.slots, true);
+          }
+        }
+      }
+      break;
     case Kind::equal_split: {  // item = part `part` of segment `s` (a part count fits 32 bits: 2^32 items is 64 TiB)
       std::uint64_t s = item_begin / w.parts;
       auto part = static_cast<std::uint32_t>(item_begin % w.parts);
@@ -533,6 +568,11 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   if constexpr (sizeof(T) == 1) {
     w.injective = map_kind == MapKind::direct && slots == 256 + 3;
     if (byte_columns_wanted() && ByteColumns<T, Map>::counter_bytes(w) + map.table_bytes() <= max_shared_bytes()) {
+      // Segments of whole vectors: a 4 KiB segment read alone left one 16-byte
+      // load a thread in flight while its block waited.
+      if (w.kind == Kind::equal_owned && reinterpret_cast<std::uintptr_t>(w.samples) % 16 == 0 &&
+          w.length % 16 == 0 && w.length / 16 >= kMinSegmentVectors)
+        w.kind = Kind::equal_vectors;
       launch_kernel<T, Map, ByteColumns<T, Map>>(w, map, stream);
       return;
     }
