@@ -34,10 +34,8 @@
 //
 // Register spills (ptxas, CUDA 13.0, sm_90), not yet weighed on a device, so
 // the three new-shape kernels are built without -warn-spills (CMakeLists.txt):
-// here 16 bytes in ByteColumns with EvenMap (8-bit samples in even bins
-// that no integer shift maps: the map's out-of-line exact path, called once
-// a thread when the block starts), none in the others; gpu_joint.cu 4 bytes
-// (f32, EvenMap);
+// none here (ByteColumns at 64 registers; at 48 it spilled 20 bytes);
+// gpu_joint.cu 4 bytes (f32, EvenMap);
 // gpu_weighted_exact.cu 4 to 44 bytes in 12 instantiations, as its model
 // gpu_weighted_shared spills (weighted_shared.cuh says what those are).
 //
@@ -162,8 +160,11 @@ struct ByteColumns {
   static_assert(kThreads == 256, "thread b sums the row of byte value b");
   static constexpr std::uint32_t kColumnBytes = 256 * 32 * 4;
   // 33-34 KiB of shared memory a block: six would fit an SM, but at their 40
-  // registers a thread the kernel spilled 16-28 bytes; five take 48.
-  static constexpr int kMinBlocks = 5;
+  // registers a thread the kernel spilled 16-28 bytes; at five (48) the
+  // per-value map spilled 20; four (64 registers, none spilled) measured 2%
+  // faster from 1 MiB segments up than five on an H200, 1% slower with
+  // offsets and tiles (two runs; docs/BENCHMARKS.md).
+  static constexpr int kMinBlocks = 4;
   static constexpr int kUnroll = 4;
   static constexpr bool kItemInRegisters = true;
   unsigned char* columns;
