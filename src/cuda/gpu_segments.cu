@@ -93,7 +93,7 @@ struct Work {
 // A block's shared histogram of the segment it is counting. Each layout gives
 // init (clears it and loads the map's tables), count_sample and count_vector
 // (one sample, one 16-byte load of samples) and flush (writes the counts of a
-// segment or tile out and clears them).
+// segment or tile out; the next one counts from zero).
 
 // One copy of the slots per warp, any sample type.
 template <class T, class Map>
