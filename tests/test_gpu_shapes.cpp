@@ -249,8 +249,8 @@ TEST(GpuShapes, BatchesOfManyItemsABlock) {
   for (const char* layout : kByteLayouts) {
     ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
     const std::string how = std::string(", byte columns ") + layout;
-    check_segments(Request::segments(SampleType::u8, u8, n / 100000), std::vector<std::uint8_t>(x.begin(), x.begin() + n / 100000 * 100000),
-                   {}, "equal segments of 100000" + how);
+    const std::vector<std::uint8_t> whole(x.begin(), x.begin() + n / 100000 * 100000);
+    check_segments(Request::segments(SampleType::u8, u8, n / 100000), whole, {}, "equal segments of 100000" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), x, offsets, "offsets" + how);
     check_segments(Request::segments(SampleType::u8, u8, n / 4096), x, {}, "equal segments of 4096" + how);
     check_tiles<std::uint8_t>(u8, 8192, 4096, 0, 8, 8, 14, how);  // 1024 x 512 tiles: 32 bands of 16 rows each
