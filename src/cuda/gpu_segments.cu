@@ -104,12 +104,14 @@ struct WarpCopies {
   unsigned* hist;                    // copies x slots
   unsigned* mine;                    // this warp's copy
 
-  static std::size_t counter_bytes(const Work& w) { return round_up(std::size_t{w.slots} * w.copies * 4, 16); }
+  __host__ __device__ static std::size_t counter_bytes(const Work& w) {
+    return round_up(std::size_t{w.slots} * w.copies * 4, 16);
+  }
 
   __device__ __forceinline__ void init(unsigned char* smem, const Work& w, Map& map) {
     hist = reinterpret_cast<unsigned*>(smem);
     for (std::uint32_t i = threadIdx.x; i < w.slots * w.copies; i += blockDim.x) hist[i] = 0;
-    map.setup(smem + round_up(std::size_t{w.slots} * w.copies * 4, 16));
+    map.setup(smem + counter_bytes(w));
     __syncthreads();
     mine = hist + ((threadIdx.x / 32) & (w.copies - 1)) * w.slots;
   }
@@ -173,14 +175,14 @@ struct ByteColumns {
   unsigned int lane_offset;  // this lane's column, in bytes
   unsigned int flushed = 0;  // the sum of value threadIdx.x's columns at the last flush
 
-  static std::size_t counter_bytes(const Work& w) {
+  __host__ __device__ static std::size_t counter_bytes(const Work& w) {
     return kColumnBytes + (w.injective ? 0 : round_up(std::size_t{w.slots} * 4, 16));
   }
 
   __device__ __forceinline__ void init(unsigned char* smem, const Work& w, Map& map) {
     columns = smem;
     slot_sums = reinterpret_cast<unsigned*>(smem + kColumnBytes);
-    const std::uint32_t bytes = kColumnBytes + (w.injective ? 0 : static_cast<std::uint32_t>(round_up(w.slots * 4, 16)));
+    const auto bytes = static_cast<std::uint32_t>(counter_bytes(w));
     for (std::uint32_t i = threadIdx.x; i < bytes / 16; i += blockDim.x)
       reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
     map.setup(smem + bytes);
@@ -248,20 +250,29 @@ struct ByteColumns {
 
 // ---- reading a segment's samples ------------------------------------------------------
 
-// `vectors` 16-byte loads from body, Counters::kUnroll in flight per thread.
-template <class T, class Map, class Counters>
-__device__ __forceinline__ void count_vectors(Counters& c, const uint4* body, std::uint32_t vectors, const Map& map) {
+// Vectors 0 .. vectors - 1, vector j loaded by load(j), Counters::kUnroll
+// loads in flight per thread. (j is passed in 64 bits so that a step's loads
+// are one address plus constant offsets.)
+template <class Map, class Counters, class Load>
+__device__ __forceinline__ void count_loaded(Counters& c, std::uint32_t vectors, const Load& load, const Map& map) {
   constexpr int U = Counters::kUnroll;
-  constexpr std::uint32_t kStep = U * kThreads;
   std::uint32_t v = threadIdx.x;
-  for (; v + (U - 1) * kThreads < vectors; v += kStep) {  // whole steps: no guard per vector
+  for (; v + (U - 1) * kThreads < vectors; v += U * kThreads) {  // whole steps: no guard per vector
     uint4 q[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) q[u] = __ldcs(body + v + u * kThreads);
+    for (int u = 0; u < U; ++u) q[u] = load(std::uint64_t{v} + u * kThreads);
 #pragma unroll
     for (int u = 0; u < U; ++u) c.count_vector(q[u], map);
   }
-  for (; v < vectors; v += kThreads) c.count_vector(__ldcs(body + v), map);
+  for (; v < vectors; v += kThreads) c.count_vector(load(std::uint64_t{v}), map);
+}
+
+// j / d for j and d below 2^13, given 1.0f / d: in float arithmetic, exact in
+// that range (checked for every pair; IEEE rounding of the reciprocal and the
+// product), 5 instructions where an integer division by a run-time divisor
+// takes ~20.
+__device__ __forceinline__ std::uint32_t small_quotient(std::uint32_t j, float reciprocal) {
+  return static_cast<std::uint32_t>(__fmul_rn(__fadd_rn(static_cast<float>(j), 0.5f), reciprocal));
 }
 
 // Counts `count` samples of T at p.
@@ -276,12 +287,15 @@ __device__ __forceinline__ void count_range(Counters& c, const unsigned char* p,
   if (threadIdx.x < sp.head) c.count_sample(xs[threadIdx.x], map);
   for (std::uint64_t i = sp.tail + threadIdx.x; i < count; i += blockDim.x) c.count_sample(xs[i], map);
   const uint4* body = reinterpret_cast<const uint4*>(p + sp.head * sizeof(T));
-  constexpr std::uint64_t kMostVectors = std::uint64_t{1} << 31;  // 32-bit indices in count_vectors (a tile's row may be longer)
-  for (std::uint64_t done = 0; done < sp.vectors; done += kMostVectors)
-    count_vectors<T>(c, body + done, static_cast<std::uint32_t>(min(kMostVectors, sp.vectors - done)), map);
+  constexpr std::uint64_t kMostVectors = std::uint64_t{1} << 31;  // 32-bit indices in count_loaded (a tile's row may be longer)
+  for (std::uint64_t done = 0; done < sp.vectors; done += kMostVectors) {
+    const uint4* part = body + done;
+    count_loaded(c, static_cast<std::uint32_t>(min(kMostVectors, sp.vectors - done)),
+                 [part](std::uint64_t j) { return __ldcs(part + j); }, map);
+  }
 }
 
-// A band read as one range of vectors: at most 2^13 of them (see count_rows).
+// A band read as one range of vectors: at most 2^13 of them (small_quotient).
 constexpr std::uint64_t kMostBandBytes = std::uint64_t{16} << 13;
 
 // `rows` rows of `count` samples, `pitch` bytes apart (a band of a tile). When
@@ -307,26 +321,12 @@ __device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, 
   }
   if (per_row == 0) return;
   const unsigned char* body = p + sp.head * sizeof(T);
-  constexpr int U = Counters::kUnroll;
-  const std::uint32_t total = n_rows * per_row;
-  // Vector j is in row j / per_row: the quotient in float arithmetic, exact
-  // for j and per_row below 2^13 (checked for every pair; IEEE rounding of the
-  // reciprocal and the product), 5 instructions where an integer division by
-  // a run-time divisor takes ~20 for every vector.
-  const float reciprocal = 1.0f / static_cast<float>(per_row);
-  auto vector_at = [&](std::uint32_t j) {
-    const auto r = static_cast<std::uint32_t>(__fmul_rn(__fadd_rn(static_cast<float>(j), 0.5f), reciprocal));
+  const float reciprocal = 1.0f / static_cast<float>(per_row);  // vector j is in row j / per_row
+  count_loaded(c, n_rows * per_row, [&](std::uint64_t wide) {
+    const auto j = static_cast<std::uint32_t>(wide);
+    const std::uint32_t r = small_quotient(j, reciprocal);
     return __ldcs(reinterpret_cast<const uint4*>(body + std::uint64_t{r} * pitch) + (j - r * per_row));
-  };
-  std::uint32_t v = threadIdx.x;
-  for (; v + (U - 1) * kThreads < total; v += U * kThreads) {
-    uint4 q[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) q[u] = vector_at(v + u * kThreads);
-#pragma unroll
-    for (int u = 0; u < U; ++u) c.count_vector(q[u], map);
-  }
-  for (; v < total; v += kThreads) c.count_vector(vector_at(v), map);
+  }, map);
 }
 
 // The bounds of segment s by offsets, clamped to [0, n].
@@ -363,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
       if constexpr (Counters::kItemInRegisters) {
         const std::uint64_t per_item = w.chunk / w.length;
         const auto per_segment = static_cast<std::uint32_t>(w.length * sizeof(T) / 16);  // 16 to 1024
-        const float reciprocal = 1.0f / static_cast<float>(per_segment);  // j / per_segment exact below 2^13
+        const float reciprocal = 1.0f / static_cast<float>(per_segment);
         for (std::uint64_t item = item_begin; item < item_end; ++item) {
           const std::uint64_t s0 = item * per_item;
           const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
@@ -374,8 +374,7 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
 #pragma unroll
           for (int u = 0; u < kItemVectorsPerThread; ++u) {
             const std::uint32_t j = threadIdx.x + u * kThreads;
-            segment_of[u] = j < vectors ? static_cast<std::uint32_t>(__fmul_rn(__fadd_rn(static_cast<float>(j), 0.5f), reciprocal))
-                                        : ~0u;
+            segment_of[u] = j < vectors ? small_quotient(j, reciprocal) : ~0u;
             if (j < vectors) q[u] = __ldcs(body + j);
           }
           for (std::uint32_t k = 0; k < segments; ++k) {
