@@ -282,8 +282,13 @@ void check_joint(const std::vector<Binning>& axes, const std::vector<std::vector
     cols.samples = cols.columns[0];
     plan.fill(host_columns, cols);
     ASSERT_TRUE(std::equal(want.begin(), want.end(), host_columns.slots().begin())) << s << " host columns, " << what;
-    OnDevice di(interleaved.data(), interleaved.size() * sizeof(T));
-    ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want) << s << " device interleaved, " << what;
+    // Points side by side at a 16-byte boundary, one and several points past
+    // one (2-D: the points before it counted apart), off a point's size, and
+    // off the sample size (the unaligned loads).
+    for (std::size_t shift : {std::size_t{0}, sizeof(T), 2 * sizeof(T), 6 * sizeof(T), std::size_t{1}}) {
+      OnDevice di(interleaved.data(), interleaved.size() * sizeof(T), shift);
+      ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want) << s << " device interleaved, shift " << shift << ", " << what;
+    }
     for (std::size_t shift : {std::size_t{0}, sizeof(T), std::size_t{1}}) {  // 16-byte aligned (vector loads), aligned to T, misaligned
       std::vector<std::unique_ptr<OnDevice>> dc;
       Input in;
@@ -316,6 +321,22 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
                              noise<std::int16_t>(70001, 7, -5, 5)},
                             "i16 3-D");
   check_joint<float>({hundred, hundred}, {std::vector<float>(1, 0.5f), std::vector<float>(1, 0.5f)}, "one point");
+  check_joint<float>({hundred, hundred}, {std::vector<float>(3, 0.25f), std::vector<float>(3, 0.75f)}, "three points");
+  // Constants on an edge (0.3 and 0.37 of 100 bins over [0, 1)), and samples
+  // next to every edge: the near-edge comparison with the edges' thresholds.
+  check_joint<float>({hundred, hundred}, {std::vector<float>(n, 0.3f), std::vector<float>(n, 0.37f)}, "f32 constants on edges");
+  std::vector<float> ex(n), ey(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float edge = static_cast<float>(static_cast<double>(i % 101) / 100.0);
+    ex[i] = std::nextafter(edge, i % 3 == 0 ? -1.0f : 2.0f);
+    ey[i] = i % 3 == 2 ? std::nextafter(edge, -1.0f) : edge;
+  }
+  check_joint<float>({hundred, Binning::even(100, 0, 1, true, EdgeRounding::f32)}, {ex, ey}, "f32 next to the edges");
+  check_joint<double>({hundred, Binning::even(7, -0.1, 1.1)},
+                      {noise<double>(70001, 15, -0.2, 1.2), noise<double>(70001, 16, -0.2, 1.2)}, "f64 2-D");
+  check_joint<std::uint16_t>({Binning::even(300, 0, 60000), Binning::even(256, 0, 256)},
+                             {noise<std::uint16_t>(200003, 17, 0, 65536), noise<std::uint16_t>(200003, 18, 0, 300)},
+                             "u16 2-D with flows");
   // Two small images whose size is no multiple of the device allocations' 256-byte rounding.
   check_joint<std::uint8_t>({u8, u8}, {noise<std::uint8_t>(851, 8, 0, 256), noise<std::uint8_t>(851, 9, 0, 256)},
                             "u8 37 x 23 images");

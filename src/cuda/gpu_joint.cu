@@ -27,7 +27,10 @@
 // run of equal slots and adds the run when it ends, so a constant image costs
 // one shared atomic per run, not per point. Separate 8/16-bit or f32 columns
 // aligned to 16 bytes are read with 16-byte loads (16 points of u8 per load
-// per column), the next ones in flight while the current ones are counted.
+// per column), and so are 2-D points side by side (x0 y0 x1 y1 ...: 2 points
+// of f32 per load), the next ones in flight while the current ones are
+// counted. Even bins keep their edges' float thresholds in shared memory (the
+// near-edge comparison of general_common.cuh).
 #include <algorithm>
 #include <string>
 
@@ -69,7 +72,10 @@ struct Work {
   std::uint32_t counter_words;  // 32-bit words of one copy
   std::uint32_t drain_capacity; // packed: entries of the drain list
   bool vector;          // separate columns, all 16-byte aligned: 16-byte loads
+  bool pairs;           // 2-D points side by side (x0 y0 x1 y1 ..): 16-byte loads of whole points
   bool aligned;         // every coordinate aligned to its size: plain loads
+  std::uint32_t lead;   // pairs: points before the first 16-byte boundary, at columns[0] - lead points
+  std::uint32_t table_offset[kMaxAxes];  // where each axis's map keeps its table in shared memory
   std::uint64_t* out;
 };
 
@@ -163,7 +169,7 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   const unsigned axes = kAxes ? kAxes : w.axes;
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned* words = reinterpret_cast<unsigned*>(smem);
-  const Map maps[kMaxAxes] = {m0, m1, m2, m3};
+  Map maps[kMaxAxes] = {m0, m1, m2, m3};
   const std::uint32_t all_words = w.counter_words * w.copies;
   BlockCounters<C> c;
   c.words = words;
@@ -177,11 +183,23 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   c.capacity = w.drain_capacity;
   for (std::uint32_t i = threadIdx.x; i < all_words; i += blockDim.x) words[i] = 0;
   if (C == Counters::packed && threadIdx.x < 2) c.listed[threadIdx.x] = 0;
+#pragma unroll
+  for (unsigned a = 0; a < kMaxAxes; ++a)  // the maps' tables (even bins' edge thresholds)
+    if (a < axes) maps[a].setup(smem + w.table_offset[a]);
   __syncthreads();
+  if constexpr (kAxes == 2) {
+    // Side-by-side points before the first 16-byte boundary: block 0 adds them
+    // to the output itself (a chunk of 16-bit counters takes at most 2^15 points).
+    if (w.pairs && blockIdx.x == 0 && threadIdx.x < w.lead) {
+      const T* at = reinterpret_cast<const T*>(w.columns[0]) - 2 * std::uint64_t{w.lead} + 2 * threadIdx.x;
+      const T x[kMaxAxes] = {at[0], at[1], T{}, T{}};
+      add_to_slot(w.out + slot_of(x, maps, w, 2), 1u);
+    }
+  }
   // Block b counts part b % parts of chunks b / parts, b / parts + groups, ...
   const std::uint64_t groups = gridDim.x / w.parts;
   constexpr int K = kPerVector<T>;  // points per 16-byte load of each column (vector path)
-  uint4 next[kMaxAxes];
+  uint4 next[kMaxAxes] = {};
   // Loads vector v (16-byte loads, one per axis) of the chunk whose first point is p0.
   auto load = [&](std::uint64_t p0, std::uint64_t v) {
 #pragma unroll
@@ -227,6 +245,53 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
         for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? reinterpret_cast<const T*>(w.columns[a])[i] : T{};
         run.add(slot_of(x, maps, w, axes), c);
       }
+    } else if (kAxes == 2 && w.pairs) {
+      // Points side by side, 16-byte aligned: P whole points a load, two loads
+      // a thread in flight while the two before them are counted. Read a
+      // coordinate at a time (the path below), 2-D f32 points kept ~8 KB an
+      // SM in flight and ran at 32% of the read limit, 60% this way (H200;
+      // docs/PERFORMANCE-shapes.md).
+      constexpr int E = kPerVector<T>, P = E / 2;
+      const uint4* base = reinterpret_cast<const uint4*>(w.columns[0]);
+      const std::uint64_t vectors = (p1 - p0) / P;  // p0 is a multiple of 16 points
+      const std::uint64_t step = blockDim.x;
+      auto load2 = [&](std::uint64_t first, std::uint64_t v, std::uint64_t count) {
+        if (v < count) next[0] = __ldcs(base + first + v);
+        if (v + step < count) next[1] = __ldcs(base + first + v + step);
+      };
+      std::uint64_t v = threadIdx.x;
+      if (!loaded) load2(p0 / P, v, vectors);
+      loaded = false;
+      for (; v < vectors; v += 2 * step) {
+        T e0[E], e1[E];
+        unpack(next[0], e0);
+        unpack(next[1], e1);
+        const bool second = v + step < vectors;
+        if (v + 2 * step < vectors) {
+          load2(p0 / P, v + 2 * step, vectors);
+        } else if (chunk + groups < w.chunks) {
+          const std::uint64_t q0 = (chunk + groups) * w.chunk_points;
+          load2(q0 / P, threadIdx.x, (umin(w.n, q0 + w.chunk_points) - q0) / P);
+          loaded = true;
+        }
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+          const T x[kMaxAxes] = {e0[2 * k], e0[2 * k + 1], T{}, T{}};
+          run.add(slot_of(x, maps, w, 2), c);
+        }
+        if (second) {
+#pragma unroll
+          for (int k = 0; k < P; ++k) {
+            const T x[kMaxAxes] = {e1[2 * k], e1[2 * k + 1], T{}, T{}};
+            run.add(slot_of(x, maps, w, 2), c);
+          }
+        }
+      }
+      const T* points = reinterpret_cast<const T*>(w.columns[0]);
+      for (std::uint64_t i = p0 + vectors * P + threadIdx.x; i < p1; i += blockDim.x) {
+        const T x[kMaxAxes] = {points[2 * i], points[2 * i + 1], T{}, T{}};
+        run.add(slot_of(x, maps, w, 2), c);
+      }
     } else {
       for (std::uint64_t i = p0 + threadIdx.x; i < p1; i += blockDim.x) {
         T x[kMaxAxes];
@@ -271,7 +336,7 @@ template <class Map, class T>
 Map map_of(const RunArgs& a, unsigned k) {
   const Binning& b = *a.axes.binnings[std::min(k, a.axes.count - 1)];
   if constexpr (std::is_same_v<Map, GenericMap<T>>) return GenericMap<T>{a.axes.indexers[std::min(k, a.axes.count - 1)]};
-  else if constexpr (std::is_same_v<Map, EvenMap<T>>) return EvenMap<T>{binmap::make_even_params(b)};
+  else if constexpr (std::is_same_v<Map, EvenMap<T>>) return make_even_map<T>(b);  // with its edge thresholds
   else if constexpr (std::is_same_v<Map, DirectSlotMap<T>>) return DirectSlotMap<T>{binmap::make_direct(b)};
   else return ShiftMap<T>{binmap::make_int_shift<(sizeof(T) == 4)>(b)};
 }
@@ -331,8 +396,16 @@ bool supports(const Problem& p, std::string* why_not) {
 
 std::size_t no_workspace(const Problem&) { return 0; }
 
+// The shared bytes of the axes' map tables.
+template <class T, class Map>
+std::size_t map_table_bytes_of(const RunArgs& a) {
+  std::size_t bytes = 0;
+  for (unsigned k = 0; k < a.axes.count; ++k) bytes += map_of<Map, T>(a, k).table_bytes();
+  return bytes;
+}
+
 template <class T, class Map, Counters C>
-void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget) {
+void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget, std::size_t tables) {
   w.parts = static_cast<std::uint32_t>(layout.parts);
   w.part_slots = static_cast<std::uint32_t>((w.total_slots + layout.parts - 1) / layout.parts);
   w.counter_words = C == Counters::wide ? w.part_slots : (w.part_slots + 1) / 2;
@@ -345,12 +418,17 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
   auto kernel = w.axes == 2 ? joint_kernel<T, Map, C, 2> : joint_kernel<T, Map, C, 0>;
   allow_large_shared(kernel);
-  const std::size_t smem = round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes;
+  std::size_t smem = round_up(round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes, 16);
+  for (unsigned k = 0; k < a.axes.count; ++k) {
+    w.table_offset[k] = static_cast<std::uint32_t>(smem);
+    smem += map_of<Map, T>(a, k).table_bytes();
+  }
+  if (smem > budget + tables) throw Error(ErrorKind::internal, "gpu_joint: the counters and tables overrun shared memory");
   const int threads = threads_for(w.axes);
   const int resident = std::max(resident_blocks_with(kernel, threads, smem), 1);
   // Whole groups of one block per part; no more groups than chunks.
   const std::uint64_t groups =
-      std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1, w.chunks);
+      std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1, std::max<std::uint64_t>(w.chunks, 1));
   const std::uint64_t blocks = groups * layout.parts;
   kernel<<<static_cast<unsigned>(blocks), threads, smem, stream_of(a)>>>(
       w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
@@ -381,14 +459,30 @@ void launch(const RunArgs& a) {
       w.aligned = w.aligned && reinterpret_cast<std::uintptr_t>(ax.columns[k]) % sizeof(T) == 0;
     }
   }
-  w.vector = aligned16 && (std::is_integral_v<T> || std::is_same_v<T, float>);
+  constexpr bool loads_vectors = (std::is_integral_v<T> && sizeof(T) <= 4) || std::is_floating_point_v<T>;
+  w.vector = aligned16 && loads_vectors && sizeof(T) <= 4;
+  // 2-D points side by side whose size divides 16: whole points a 16-byte load
+  // from the first 16-byte boundary on; the `lead` points before it apart.
+  constexpr std::uint64_t point_bytes = 2 * sizeof(T);
+  const auto first = reinterpret_cast<std::uintptr_t>(ax.columns[0]);
+  if (loads_vectors && ax.count == 2 && ax.stride == point_bytes && 16 % point_bytes == 0 &&
+      reinterpret_cast<std::uintptr_t>(ax.columns[1]) == first + sizeof(T) && first % point_bytes == 0) {
+    const std::uint64_t lead = std::min<std::uint64_t>((16 - first % 16) % 16 / point_bytes, w.n);
+    w.pairs = true;
+    w.lead = static_cast<std::uint32_t>(lead);
+    w.n -= lead;
+    w.columns[0] += lead * point_bytes;
+    w.columns[1] = w.columns[0] + sizeof(T);
+  }
   w.drain_capacity = drain_capacity();
-  const std::size_t budget = histogram_budget();
+  const std::size_t tables = map_table_bytes_of<T, Map>(a);
+  const std::size_t budget = histogram_budget() > tables + 1024 ? histogram_budget() - tables : 0;
   const Layout layout = layout_for(total, budget, w.drain_capacity);
+  if (layout.parts == 0) throw Error(ErrorKind::internal, "gpu_joint: the histogram does not fit beside its tables");
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
-  if (w.n == 0) return;
-  if (layout.counters == Counters::packed) launch_with<T, Map, Counters::packed>(a, w, layout, budget);
-  else launch_with<T, Map, Counters::wide>(a, w, layout, budget);
+  if (w.n == 0 && w.lead == 0) return;
+  if (layout.counters == Counters::packed) launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables);
+  else launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables);
 }
 
 void run(const RunArgs& a) {
