@@ -332,6 +332,19 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
     ey[i] = i % 3 == 2 ? std::nextafter(edge, -1.0f) : edge;
   }
   check_joint<float>({hundred, Binning::even(100, 0, 1, true, EdgeRounding::f32)}, {ex, ey}, "f32 next to the edges");
+  // Runs of equal points (a thread maps a point equal to its last one once),
+  // broken by NaN (never equal to itself), -0 against +0 and one coordinate.
+  std::vector<float> rx(n), ry(n);
+  std::mt19937_64 rng(19);
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t len = 1 + rng() % 40;
+    const float vx = rng() % 9 == 0 ? std::nanf("") : rng() % 9 == 1 ? (rng() % 2 ? -0.0f : 0.0f)
+                                                                     : static_cast<float>(rng() % 101) / 100.0f;
+    const float vy = static_cast<float>(rng() % 7) / 10.0f;
+    for (std::size_t k = 0; k < len && i < n; ++k, ++i) rx[i] = vx, ry[i] = k % 17 == 16 ? 0.35f : vy;
+  }
+  check_joint<float>({hundred, hundred}, {rx, ry}, "f32 runs of equal points");
+  check_joint<float>({hundred, hundred, Binning::explicit_edges({0, 0.3, 1})}, {rx, ry, ry}, "f32 3-D runs (generic map)");
   check_joint<double>({hundred, Binning::even(7, -0.1, 1.1)},
                       {noise<double>(70001, 15, -0.2, 1.2), noise<double>(70001, 16, -0.2, 1.2)}, "f64 2-D");
   check_joint<std::uint16_t>({Binning::even(300, 0, 60000), Binning::even(256, 0, 256)},

@@ -25,7 +25,9 @@
 //
 // Level performance: each thread keeps the slot and the length of its current
 // run of equal slots and adds the run when it ends, so a constant image costs
-// one shared atomic per run, not per point. Separate 8/16-bit or f32 columns
+// one shared atomic per run, not per point; with even bins or the generic map
+// it also keeps its last point, and maps a point equal to it no more (points
+// piled on an edge take the near-edge comparison on every coordinate). Separate 8/16-bit or f32 columns
 // aligned to 16 bytes are read with 16-byte loads (16 points of u8 per load
 // per column), and so are 2-D points side by side (x0 y0 x1 y1 ...: 2 points
 // of f32 per load), the next ones in flight while the current ones are
@@ -140,6 +142,36 @@ __device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const M
   return s;
 }
 
+// The last point a thread mapped and its slot: a point equal to the one
+// before it (a constant region, points piled on one spot) is not mapped
+// again. Only for the maps that cost more than the comparison (even bins,
+// whose points on an edge take the near-edge comparison, and the generic
+// map); NaN never equals itself, so such a point is always mapped.
+template <class T, class Map>
+struct LastPoint {
+  static constexpr bool kUsed = std::is_same_v<Map, EvenMap<T>> || std::is_same_v<Map, GenericMap<T>>;
+  T x[kMaxAxes];
+  std::uint32_t slot = 0;
+  bool valid = false;
+  __device__ __forceinline__ std::uint32_t slot_of(const T (&p)[kMaxAxes], const Map (&maps)[kMaxAxes], const Work& w,
+                                                   unsigned axes) {
+    if constexpr (!kUsed) {
+      return joint::slot_of(p, maps, w, axes);
+    } else {
+      bool same = valid;
+#pragma unroll
+      for (unsigned a = 0; a < kMaxAxes; ++a)
+        if (a < axes) same = same && p[a] == x[a];
+      if (same) return slot;
+      slot = joint::slot_of(p, maps, w, axes);
+#pragma unroll
+      for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = p[a];
+      valid = true;
+      return slot;
+    }
+  }
+};
+
 // Moves every listed half (or, when the list overflowed, every half at or
 // above the limit) to the output. Between two barriers: no addition runs.
 __device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) {
@@ -207,6 +239,7 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
       if (a < axes) next[a] = __ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v));
   };
   bool loaded = false;  // next[] holds this thread's first vector of the chunk about to start
+  LastPoint<T, Map> last;
   for (std::uint64_t chunk = blockIdx.x / w.parts; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     Run run;
@@ -236,21 +269,21 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
           T x[kMaxAxes];
 #pragma unroll
           for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? x_all[a][k] : T{};
-          run.add(slot_of(x, maps, w, axes), c);
+          run.add(last.slot_of(x, maps, w, axes), c);
         }
       }
       for (std::uint64_t i = p0 + vectors * K + threadIdx.x; i < p1; i += blockDim.x) {
         T x[kMaxAxes];
 #pragma unroll
         for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? reinterpret_cast<const T*>(w.columns[a])[i] : T{};
-        run.add(slot_of(x, maps, w, axes), c);
+        run.add(last.slot_of(x, maps, w, axes), c);
       }
     } else if (kAxes == 2 && w.pairs) {
       // Points side by side, 16-byte aligned: P whole points a load, two loads
       // a thread in flight while the two before them are counted. Read a
       // coordinate at a time (the path below), 2-D f32 points kept ~8 KB an
-      // SM in flight and ran at 32% of the read limit, 60% this way (H200;
-      // docs/PERFORMANCE-shapes.md).
+      // SM in flight and ran at 32% of the read limit, 60% this way and 55%
+      // with the last point's comparison (H200; docs/PERFORMANCE-shapes.md).
       constexpr int E = kPerVector<T>, P = E / 2;
       const uint4* base = reinterpret_cast<const uint4*>(w.columns[0]);
       const std::uint64_t vectors = (p1 - p0) / P;  // p0 is a multiple of 16 points
@@ -277,20 +310,20 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
 #pragma unroll
         for (int k = 0; k < P; ++k) {
           const T x[kMaxAxes] = {e0[2 * k], e0[2 * k + 1], T{}, T{}};
-          run.add(slot_of(x, maps, w, 2), c);
+          run.add(last.slot_of(x, maps, w, 2), c);
         }
         if (second) {
 #pragma unroll
           for (int k = 0; k < P; ++k) {
             const T x[kMaxAxes] = {e1[2 * k], e1[2 * k + 1], T{}, T{}};
-            run.add(slot_of(x, maps, w, 2), c);
+            run.add(last.slot_of(x, maps, w, 2), c);
           }
         }
       }
       const T* points = reinterpret_cast<const T*>(w.columns[0]);
       for (std::uint64_t i = p0 + vectors * P + threadIdx.x; i < p1; i += blockDim.x) {
         const T x[kMaxAxes] = {points[2 * i], points[2 * i + 1], T{}, T{}};
-        run.add(slot_of(x, maps, w, 2), c);
+        run.add(last.slot_of(x, maps, w, 2), c);
       }
     } else {
       for (std::uint64_t i = p0 + threadIdx.x; i < p1; i += blockDim.x) {
@@ -300,7 +333,7 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
           const unsigned char* at = w.columns[a] + i * w.stride;
           x[a] = a >= axes ? T{} : w.aligned ? *reinterpret_cast<const T*>(at) : load_unaligned<T>(at);
         }
-        run.add(slot_of(x, maps, w, axes), c);
+        run.add(last.slot_of(x, maps, w, axes), c);
       }
     }
     run.flush(c);
