@@ -357,7 +357,7 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
 
 // The 256 x 256 histogram of two u8 images fits shared memory only with 16-bit
 // counters, two to a word, whose halves are moved to the output when they pass
-// 2^15. Each chunk (2^15 points) of a constant image takes one half there; two
+// 2^14. Each chunk (3 x 2^14 points) of a constant image takes one half there; two
 // adjacent slots in turn take both halves of one word in the same chunk; a
 // drain list of one entry makes every such barrier scan all halves instead.
 TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {

@@ -14,9 +14,9 @@
 //   warps take in turn, so warps do not contend for one counter);
 // - 16 bits, two to a word, when only that fits: the 256 x 256 joint histogram
 //   of two 8-bit images (259^2 = 67081 slots, 134 KB instead of 268 KB). A
-//   16-bit half that an addition takes to 2^15 or more is put on a short list
+//   16-bit half that an addition takes to 2^14 or more is put on a short list
 //   (the atomic's old value says so), and at the barrier after each chunk the
-//   block moves the listed halves to the output. A chunk adds at most 2^15
+//   block moves the listed halves to the output. A chunk adds at most 3 x 2^14
 //   points, so no half passes 2^16 - 1 before its barrier: the counts are
 //   exact on any data; a list that fills makes that barrier scan every half.
 // - 32 bits in parts when neither fits: each chunk is counted by one block per
@@ -50,9 +50,15 @@ using namespace general;
 // warps to hide its loads), 512 for 3 and 4 axes (more registers).
 constexpr int threads_for(unsigned axes) { return axes == 2 ? 1024 : 512; }
 constexpr std::uint64_t kChunkPoints = 64 * 1024;        // points per chunk (32-bit counters)
-constexpr std::uint64_t kPackedChunkPoints = 32 * 1024;  // 16-bit counters: at most 2^15 points between barriers
+// 16-bit counters: at most 3 x 2^14 points between barriers, and a half that
+// reaches 2^14 drained at the next one (below it, a chunk cannot take a half
+// past 2^16 - 1). Three vectors of u8 a thread a chunk: 2^15 points (two, with
+// 2^15 the limit) measured 30-31% of the read limit on noise (H200), the
+// barriers every two loads a thread included.
+constexpr std::uint64_t kPackedChunkPoints = 48 * 1024;
 constexpr std::uint32_t kMaxCopies = 8;
-constexpr std::uint32_t kHalfLimit = 0x8000;         // a 16-bit half at or above this is drained
+constexpr std::uint32_t kHalfLimit = 0x10000 - kPackedChunkPoints;  // a 16-bit half at or above this is drained
+static_assert(kPackedChunkPoints < 0x10000 && kPackedChunkPoints % 16 == 0);
 constexpr std::uint32_t kDrainListDefault = 1024;    // halves listed per chunk before a full scan
 
 __device__ __forceinline__ std::uint64_t umin(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
@@ -221,7 +227,7 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   __syncthreads();
   if constexpr (kAxes == 2) {
     // Side-by-side points before the first 16-byte boundary: block 0 adds them
-    // to the output itself (a chunk of 16-bit counters takes at most 2^15 points).
+    // to the output itself (a chunk of 16-bit counters takes at most kPackedChunkPoints).
     if (w.pairs && blockIdx.x == 0 && threadIdx.x < w.lead) {
       const T* at = reinterpret_cast<const T*>(w.columns[0]) - 2 * std::uint64_t{w.lead} + 2 * threadIdx.x;
       const T x[kMaxAxes] = {at[0], at[1], T{}, T{}};
@@ -548,7 +554,7 @@ namespace levelhist::strategies {
 const Strategy gpu_joint{"gpu_joint",
                          Backend::cuda,
                          "N-d histograms (2 to 4 axes) in shared memory kept for the whole call: 32-bit counters, "
-                         "16-bit ones drained at 2^15 where only those fit, else parts that fit, a block per part; "
+                         "16-bit ones drained at 2^14 where only those fit, else parts that fit, a block per part; "
                          "runs of equal slots added once",
                          "levelhist (docs/PERFORMANCE-shapes.md)",
                          cuda_detail::joint::supports,
