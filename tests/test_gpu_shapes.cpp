@@ -287,7 +287,8 @@ void check_joint(const std::vector<Binning>& axes, const std::vector<std::vector
     // off the sample size (the unaligned loads).
     for (std::size_t shift : {std::size_t{0}, sizeof(T), 2 * sizeof(T), 6 * sizeof(T), std::size_t{1}}) {
       OnDevice di(interleaved.data(), interleaved.size() * sizeof(T), shift);
-      ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want) << s << " device interleaved, shift " << shift << ", " << what;
+      ASSERT_EQ(run_on_device(plan, Input::array(di.at, n)), want)
+          << s << " device interleaved, shift " << shift << ", " << what;
     }
     for (std::size_t shift : {std::size_t{0}, sizeof(T), std::size_t{1}}) {  // 16-byte aligned (vector loads), aligned to T, misaligned
       std::vector<std::unique_ptr<OnDevice>> dc;
@@ -324,7 +325,8 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
   check_joint<float>({hundred, hundred}, {std::vector<float>(3, 0.25f), std::vector<float>(3, 0.75f)}, "three points");
   // Constants on an edge (0.3 and 0.37 of 100 bins over [0, 1)), and samples
   // next to every edge: the near-edge comparison with the edges' thresholds.
-  check_joint<float>({hundred, hundred}, {std::vector<float>(n, 0.3f), std::vector<float>(n, 0.37f)}, "f32 constants on edges");
+  check_joint<float>({hundred, hundred}, {std::vector<float>(n, 0.3f), std::vector<float>(n, 0.37f)},
+                     "f32 constants on edges");
   std::vector<float> ex(n), ey(n);
   for (std::size_t i = 0; i < n; ++i) {
     const float edge = static_cast<float>(static_cast<double>(i % 101) / 100.0);
@@ -344,7 +346,8 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
     for (std::size_t k = 0; k < len && i < n; ++k, ++i) rx[i] = vx, ry[i] = k % 17 == 16 ? 0.35f : vy;
   }
   check_joint<float>({hundred, hundred}, {rx, ry}, "f32 runs of equal points");
-  check_joint<float>({hundred, hundred, Binning::explicit_edges({0, 0.3, 1})}, {rx, ry, ry}, "f32 3-D runs (generic map)");
+  check_joint<float>({hundred, hundred, Binning::explicit_edges({0, 0.3, 1})}, {rx, ry, ry},
+                     "f32 3-D runs (generic map)");
   check_joint<double>({hundred, Binning::even(7, -0.1, 1.1)},
                       {noise<double>(70001, 15, -0.2, 1.2), noise<double>(70001, 16, -0.2, 1.2)}, "f64 2-D");
   check_joint<std::uint16_t>({Binning::even(300, 0, 60000), Binning::even(256, 0, 256)},

@@ -27,9 +27,9 @@
 // run of equal slots and adds the run when it ends, so a constant image costs
 // one shared atomic per run, not per point; with even bins or the generic map
 // it also keeps its last point, and maps a point equal to it no more (points
-// piled on an edge take the near-edge comparison on every coordinate). Separate 8/16-bit or f32 columns
-// aligned to 16 bytes are read with 16-byte loads (16 points of u8 per load
-// per column), and so are 2-D points side by side (x0 y0 x1 y1 ...: 2 points
+// piled on an edge take the near-edge comparison on every coordinate).
+// Separate 8/16-bit or f32 columns aligned to 16 bytes are read with 16-byte
+// loads (16 points of u8 per load per column), and so are 2-D points side by side (x0 y0 x1 y1 ...: 2 points
 // of f32 per load), the next ones in flight while the current ones are
 // counted. Even bins keep their edges' float thresholds in shared memory (the
 // near-edge comparison of general_common.cuh).
@@ -52,9 +52,10 @@ constexpr int threads_for(unsigned axes) { return axes == 2 ? 1024 : 512; }
 constexpr std::uint64_t kChunkPoints = 64 * 1024;        // points per chunk (32-bit counters)
 // 16-bit counters: at most 3 x 2^14 points between barriers, and a half that
 // reaches 2^14 drained at the next one (below it, a chunk cannot take a half
-// past 2^16 - 1). Three vectors of u8 a thread a chunk: 2^15 points (two, with
-// 2^15 the limit) measured 30-31% of the read limit on noise (H200), the
-// barriers every two loads a thread included.
+// past 2^16 - 1): three 16-byte loads of u8 a thread between barriers. With
+// 2^15 points (two loads) and 2^15 the limit, two u8 images measured 32% /
+// 48% of the read limit (noise / constant), 33% / 55% this way (H200;
+// docs/PERFORMANCE-shapes.md).
 constexpr std::uint64_t kPackedChunkPoints = 48 * 1024;
 constexpr std::uint32_t kMaxCopies = 8;
 constexpr std::uint32_t kHalfLimit = 0x10000 - kPackedChunkPoints;  // a 16-bit half at or above this is drained
@@ -227,7 +228,8 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   __syncthreads();
   if constexpr (kAxes == 2) {
     // Side-by-side points before the first 16-byte boundary: block 0 adds them
-    // to the output itself (a chunk of 16-bit counters takes at most kPackedChunkPoints).
+    // to the output itself, not to its counters (whose chunks of 16-bit
+    // counters may take no more than kPackedChunkPoints points).
     if (w.pairs && blockIdx.x == 0 && threadIdx.x < w.lead) {
       const T* at = reinterpret_cast<const T*>(w.columns[0]) - 2 * std::uint64_t{w.lead} + 2 * threadIdx.x;
       const T x[kMaxAxes] = {at[0], at[1], T{}, T{}};
@@ -462,12 +464,13 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
     w.table_offset[k] = static_cast<std::uint32_t>(smem);
     smem += map_of<Map, T>(a, k).table_bytes();
   }
-  if (smem > budget + tables) throw Error(ErrorKind::internal, "gpu_joint: the counters and tables overrun shared memory");
+  if (smem > budget + tables)
+    throw Error(ErrorKind::internal, "gpu_joint: the counters and tables overrun shared memory");
   const int threads = threads_for(w.axes);
   const int resident = std::max(resident_blocks_with(kernel, threads, smem), 1);
   // Whole groups of one block per part; no more groups than chunks.
-  const std::uint64_t groups =
-      std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1, std::max<std::uint64_t>(w.chunks, 1));
+  const std::uint64_t groups = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1,
+                                                         std::max<std::uint64_t>(w.chunks, 1));
   const std::uint64_t blocks = groups * layout.parts;
   kernel<<<static_cast<unsigned>(blocks), threads, smem, stream_of(a)>>>(
       w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
