@@ -598,31 +598,16 @@ std::string general_bench_help() {
 }
 
 int general_bench_main(const std::vector<std::string>& args) {
-  std::vector<std::string> rest, cases = kGeneralCases;
+  std::vector<std::string> given = args, rest;
+  const std::vector<std::string> cases =
+      take_name_list(given, "--cases", kGeneralCases, "see levelhist bench --general --help");
   std::uint64_t mib_per_case = 0;  // 0: 1 GiB, 256 MiB with --quick
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    std::string a = given[i];
     if (a == "--general") continue;
     if (a == "--mib" || a.rfind("--mib=", 0) == 0) {
-      mib_per_case = cli::parse_count("--mib", a == "--mib" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(6), 1, 16384);
-      continue;
-    }
-    if (a == "--cases" || a.rfind("--cases=", 0) == 0) {
-      std::string list = a == "--cases" ? (i + 1 < args.size() ? args[++i] : "") : a.substr(8);
-      cases.clear();
-      std::size_t start = 0;
-      while (start <= list.size()) {
-        const std::size_t comma = list.find(',', start);
-        const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!item.empty()) {
-          if (std::find(kGeneralCases.begin(), kGeneralCases.end(), item) == kGeneralCases.end())
-            throw Error(ErrorKind::usage, "unknown case '" + item + "'; see levelhist bench --general --help");
-          cases.push_back(item);
-        }
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      if (cases.empty()) throw Error(ErrorKind::usage, "--cases needs a list of cases");
+      const std::string value = a == "--mib" ? (i + 1 < given.size() ? given[++i] : "") : a.substr(6);
+      mib_per_case = cli::parse_count("--mib", value, 1, 16384);
       continue;
     }
     rest.push_back(a);

@@ -193,6 +193,30 @@ options:
 )";
 }
 
+std::vector<std::string> take_name_list(std::vector<std::string>& args, const std::string& option,
+                                        const std::vector<std::string>& known, const std::string& help_fix) {
+  std::vector<std::string> names = known, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool inline_value = a.rfind(option + "=", 0) == 0;
+    if (a != option && !inline_value) {
+      rest.push_back(a);
+      continue;
+    }
+    if (!inline_value && i + 1 >= args.size()) usage_error(option + " needs a list", help_fix);
+    names = split_list(inline_value ? a.substr(option.size() + 1) : args[++i]);
+    if (names.empty()) usage_error(option + " needs a list", help_fix);
+    for (const std::string& name : names)
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string all;
+        for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
+        usage_error("unknown name " + quote(name) + " in " + option + " (the names: " + all + ")", help_fix);
+      }
+  }
+  args = rest;
+  return names;
+}
+
 LinkOptions parse_link_options(const std::vector<std::string>& args) {
   LinkOptions o;
   const std::string help_fix = "see 'levelhist bench --link --help'";

@@ -58,4 +58,11 @@ struct LinkOptions {
 LinkOptions parse_link_options(const std::vector<std::string>& args);
 std::string link_help();
 
+// The runners' own name lists (`--general --cases`, `--shapes --sections`):
+// takes every `option LIST` and `option=LIST` out of `args` and returns the
+// names of the last one, each checked against `known` (a usage error names
+// an unknown one and `help_fix`); `known` itself when the option is absent.
+std::vector<std::string> take_name_list(std::vector<std::string>& args, const std::string& option,
+                                        const std::vector<std::string>& known, const std::string& help_fix);
+
 }  // namespace levelhist::bench

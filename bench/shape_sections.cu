@@ -280,12 +280,18 @@ void weighted_section(Runner& r, u64 n) {
 }  // namespace
 
 int shape_bench_main(const std::vector<std::string>& args) {
+  const std::vector<std::string> all = {"batches", "joint", "deterministic"};
+  std::vector<std::string> rest = args;
+  const std::vector<std::string> sections =
+      take_name_list(rest, "--sections", all, "see levelhist bench --shapes --help");
+  auto wanted = [&](const char* name) { return std::find(sections.begin(), sections.end(), name) != sections.end(); };
   BenchOptions o;
-  if (const auto status = begin_gpu_mode(args, "--shapes",
-                                         "Usage: levelhist bench --shapes [--quick] [OPTION]...\n"
+  if (const auto status = begin_gpu_mode(rest, "--shapes",
+                                         "Usage: levelhist bench --shapes [--sections LIST] [--quick] [OPTION]...\n"
                                          "Batches (segments, offsets, tiles), N-d histograms (joint u8, 2-D f32) and "
                                          "deterministic\nweighted sums, beside the read limit and CUB where it has an "
-                                         "equivalent; see\nbench/shape_sections.hpp.\n\n",
+                                         "equivalent; see\nbench/shape_sections.hpp.\n"
+                                         "  --sections LIST  some of batches,joint,deterministic (default: all)\n\n",
                                          o))
     return *status;
   GpuBench bench(o);
@@ -301,9 +307,9 @@ int shape_bench_main(const std::vector<std::string>& args) {
   const u64 bytes = o.quick ? u64{64} << 20 : u64{256} << 20;
   std::string fatal;
   try {
-    batch_section(r, bytes);
-    joint_section(r, bytes);
-    weighted_section(r, bytes / 8);
+    if (wanted("batches")) batch_section(r, bytes);
+    if (wanted("joint")) joint_section(r, bytes);
+    if (wanted("deterministic")) weighted_section(r, bytes / 8);
   } catch (const Error& e) {
     fatal = e.what();
   }

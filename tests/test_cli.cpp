@@ -740,6 +740,26 @@ TEST_F(CliTest, GpuBenchRunnersWithoutAGpuExitOne) {
   }
 }
 
+// The GPU runners' own name lists (--general --cases, --shapes --sections)
+// are checked before anything runs, with a GPU or without: one line, exit 2.
+TEST_F(CliTest, GpuBenchRunnersRefuseUnknownNames) {
+#if !LEVELHIST_HAVE_CUDA
+  GTEST_SKIP() << "this build has no GPU benchmark runners";
+#else
+  const std::vector<std::vector<std::string>> cases = {{"bench", "--shapes", "--sections", "joint,nope"},
+                                                       {"bench", "--shapes", "--sections"},
+                                                       {"bench", "--general", "--cases=u16_4096,nope"}};
+  for (const std::vector<std::string>& args : cases) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << describe(args, r);
+    EXPECT_EQ(r.out, "") << describe(args, r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << describe(args, r);
+    const bool named = r.err.find("'nope'") != std::string::npos || r.err.find("needs a list") != std::string::npos;
+    EXPECT_TRUE(named) << describe(args, r);
+  }
+#endif
+}
+
 TEST_F(CliTest, UsageErrorsExitTwo) {
   std::string f = file("d", "abcd");
   const std::vector<std::vector<std::string>> cases = {
