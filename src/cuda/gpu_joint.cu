@@ -437,16 +437,9 @@ bool supports(const Problem& p, std::string* why_not) {
 
 std::size_t no_workspace(const Problem&) { return 0; }
 
-// The shared bytes of the axes' map tables.
-template <class T, class Map>
-std::size_t map_table_bytes_of(const RunArgs& a) {
-  std::size_t bytes = 0;
-  for (unsigned k = 0; k < a.axes.count; ++k) bytes += map_of<Map, T>(a, k).table_bytes();
-  return bytes;
-}
-
 template <class T, class Map, Counters C>
-void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget, std::size_t tables) {
+void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget, std::size_t tables,
+                 const Map (&maps)[kMaxAxes]) {
   w.parts = static_cast<std::uint32_t>(layout.parts);
   w.part_slots = static_cast<std::uint32_t>((w.total_slots + layout.parts - 1) / layout.parts);
   w.counter_words = C == Counters::wide ? w.part_slots : (w.part_slots + 1) / 2;
@@ -462,7 +455,7 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   std::size_t smem = round_up(round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes, 16);
   for (unsigned k = 0; k < a.axes.count; ++k) {
     w.table_offset[k] = static_cast<std::uint32_t>(smem);
-    smem += map_of<Map, T>(a, k).table_bytes();
+    smem += maps[k].table_bytes();
   }
   if (smem > budget + tables)
     throw Error(ErrorKind::internal, "gpu_joint: the counters and tables overrun shared memory");
@@ -472,8 +465,7 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   const std::uint64_t groups = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident) / layout.parts, 1,
                                                          std::max<std::uint64_t>(w.chunks, 1));
   const std::uint64_t blocks = groups * layout.parts;
-  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream_of(a)>>>(
-      w, map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3));
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream_of(a)>>>(w, maps[0], maps[1], maps[2], maps[3]);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
@@ -502,7 +494,7 @@ void launch(const RunArgs& a) {
     }
   }
   constexpr bool loads_vectors = (std::is_integral_v<T> && sizeof(T) <= 4) || std::is_floating_point_v<T>;
-  w.vector = aligned16 && loads_vectors && sizeof(T) <= 4;
+  w.vector = aligned16 && loads_vectors;
   // 2-D points side by side whose size divides 16: whole points a 16-byte load
   // from the first 16-byte boundary on; the `lead` points before it apart.
   constexpr std::uint64_t point_bytes = 2 * sizeof(T);
@@ -517,14 +509,17 @@ void launch(const RunArgs& a) {
     w.columns[1] = w.columns[0] + sizeof(T);
   }
   w.drain_capacity = drain_capacity();
-  const std::size_t tables = map_table_bytes_of<T, Map>(a);
+  // Each axis's map, made once (its tables' bytes set the shared memory left for the histogram).
+  const Map maps[kMaxAxes] = {map_of<Map, T>(a, 0), map_of<Map, T>(a, 1), map_of<Map, T>(a, 2), map_of<Map, T>(a, 3)};
+  std::size_t tables = 0;
+  for (unsigned k = 0; k < ax.count; ++k) tables += maps[k].table_bytes();
   const std::size_t budget = histogram_budget() > tables + 1024 ? histogram_budget() - tables : 0;
   const Layout layout = layout_for(total, budget, w.drain_capacity);
   if (layout.parts == 0) throw Error(ErrorKind::internal, "gpu_joint: the histogram does not fit beside its tables");
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
   if (w.n == 0 && w.lead == 0) return;
-  if (layout.counters == Counters::packed) launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables);
-  else launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables);
+  if (layout.counters == Counters::packed) launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables, maps);
+  else launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
 }
 
 void run(const RunArgs& a) {
