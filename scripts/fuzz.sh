@@ -86,7 +86,18 @@ run_target() {
   if [ "$status" -ne 0 ] && [ -z "$crash" ]; then crash="exit status $status, see $log"; fi
   printf 'fuzz_%-6s %5ss  runs %-10s coverage %-28s corpus %-10s peak %5s MB  crashes %s\n' \
     "$t" "$seconds" "${runs:-?}" "${cov:-?}" "${corp:-?}" "${rss:-?}" "${crash:-0}"
-  [ -z "$crash" ]
+  [ -z "$crash" ] && return 0
+  # The finding itself, so that a log is enough where the machine is gone (CI):
+  # the report from its first line (a sanitizer's, libFuzzer's or the target's
+  # own "levelhist fuzz finding") and the input as libFuzzer wrote it out.
+  {
+    echo "---- fuzz_$t: the finding ($log)"
+    sed -n '/^==[0-9]*==\|^WARNING: [A-Za-z]*Sanitizer\|^levelhist fuzz finding\|runtime error:\|^ERROR: libFuzzer\|^terminate called/,$p' "$log" |
+      grep -v '^\(#[0-9]*\t\|INFO:\|stat::\|Base64:\)' | head -50
+    grep '^Base64: ' "$log" | tail -1
+    echo "---- end of fuzz_$t's finding"
+  } >&2
+  return 1
 }
 
 failed=0
