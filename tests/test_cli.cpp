@@ -116,6 +116,22 @@ TEST_F(CliTest, CountTableShowsNonEmptyBinsBarsAndTotals) {
   }
 }
 
+// A width from the environment is bounded: COLUMNS=2000000000 once asked for a
+// bar of two billion '#' a row (87 s and 18 GB before it failed).
+TEST_F(CliTest, CountTableWidthIsAtMostAThousandColumns) {
+  std::string bytes;
+  for (int v = 0; v < 256; ++v) bytes += std::string(1 + v % 5, static_cast<char>(v));
+  std::string f = file("wide.u8", bytes);
+  for (const char* columns : {"2000000000", "99999999999999999999", "1000"}) {
+    RunSpec spec;
+    spec.env = {std::string("COLUMNS=") + columns};
+    Result r = ok({"count", f}, spec);
+    std::size_t longest = 0;
+    for (const std::string& line : lines_of(r.out)) longest = std::max(longest, line.size());
+    EXPECT_EQ(longest, 1000u) << "COLUMNS=" << columns;  // the largest bin's bar fills the width
+  }
+}
+
 // ---- count: every sample type ----------------------------------------------------------
 
 template <class T>

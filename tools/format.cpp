@@ -62,13 +62,20 @@ std::string csv_field(std::string_view text) {
 }
 
 int terminal_width() {
+  // A width past this only lengthens every bar: with COLUMNS=2000000000 a
+  // table of 256 rows asked for hundreds of gigabytes of '#'.
+  constexpr int kMaxWidth = 1000;
   struct winsize ws {};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return std::min<int>(ws.ws_col, kMaxWidth);
   if (const char* columns = std::getenv("COLUMNS")) {
     std::string_view text(columns);
     int n = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size() && n > 0) return n;
+    if (!text.empty() && ptr == text.data() + text.size()) {
+      if (ec == std::errc::result_out_of_range) return kMaxWidth;  // more digits than an int: a very wide terminal
+      if (ec == std::errc() && n > 0) return std::min(n, kMaxWidth);
+    }
   }
   return 80;
 }

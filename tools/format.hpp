@@ -24,7 +24,7 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 std::string csv_field(std::string_view text);
 
 // Columns for the table's bars: TIOCGWINSZ on stdout when it is a terminal,
-// else $COLUMNS when it is a positive integer, else 80.
+// else $COLUMNS when it is a positive integer, else 80; at most 1000.
 int terminal_width();
 
 // One row of a histogram table.
