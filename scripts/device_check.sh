@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|study|grid]...
+#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|knobs|study|grid]...
 #   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
@@ -13,6 +13,10 @@
 #                 small_calls_study for a short lease
 #   OLD_BUILD_TARGETS  the same for the old tree of the compare step (its target names), e.g.
 #                 "levelhist_cli levelhist_bench" for a tree with a separate benchmark program
+#   KNOB_SETTINGS knobs: environment settings (';'-separated, each "NAME=VALUE ..." or "-" for
+#                 none) under which this tree's levelhist-bench runs each of COMPARE_RUNS in turn,
+#                 KNOB_ROUNDS times (default 2), writing knob-<round>-<run>-<setting>.md: a study
+#                 knob against the default in one binary, e.g. "-;LEVELHIST_JOINT_SWEEP=1"
 #   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
 #   GRID_MIB, GRID_BLOCK_BYTES, GRID_CASES  the grid step: the shared-histogram strategies'
 #                 bytes per block (LEVELHIST_SHARED_BLOCK_BYTES; 0: the policy's rule) at these
@@ -133,6 +137,32 @@ if want compare; then
       echo "== $side: ${bin[*]} $args (exit $rc)"
       grep -E "^\|" "/tmp/$side-$k/bench.md" | head -60
       [ $rc -ne 0 ] && status=1
+    done
+  done
+fi
+if want knobs; then
+  IFS=';' read -r -a runs <<<"${COMPARE_RUNS:---sections headline,latency}"
+  IFS=';' read -r -a settings <<<"${KNOB_SETTINGS:--}"
+  for round in $(seq 1 "${KNOB_ROUNDS:-2}"); do
+    k=0
+    for args in "${runs[@]}"; do
+      k=$((k + 1))
+      j=0
+      for setting in "${settings[@]}"; do
+        j=$((j + 1))
+        dir="/tmp/knob-$round-$k-$j"
+        mkdir -p "$dir"
+        env_args=()
+        # shellcheck disable=SC2206
+        [ "$setting" != "-" ] && env_args=($setting)
+        # shellcheck disable=SC2086
+        env "${env_args[@]}" ./build-device/levelhist-bench $args --out "$dir" >/dev/null 2>"$dir/progress.log"
+        rc=$?
+        cp "$dir/bench.md" "$out/knob-$round-$k-$j.md" 2>/dev/null
+        echo "== round $round, setting '$setting': levelhist-bench $args (exit $rc)"
+        grep -E "^\|" "$dir/bench.md" | head -60
+        [ $rc -ne 0 ] && status=1
+      done
     done
   done
 fi
