@@ -122,22 +122,29 @@ if want dask; then
   [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
 fi
 
+# One benchmark run: `bench_run NAME LABEL COMMAND...` runs COMMAND --out /tmp/NAME,
+# keeps its bench.md as $out/NAME.md and prints LABEL and its tables.
+bench_run() {
+  local name=$1 label=$2
+  shift 2
+  mkdir -p "/tmp/$name"
+  "$@" --out "/tmp/$name" >/dev/null 2>"/tmp/$name/progress.log"
+  local rc=$?
+  cp "/tmp/$name/bench.md" "$out/$name.md" 2>/dev/null
+  echo "== $label (exit $rc)"
+  grep -E "^\|" "/tmp/$name/bench.md" | head -60
+  [ $rc -ne 0 ] && status=1
+}
+
 if want compare; then
   IFS=';' read -r -a runs <<<"${COMPARE_RUNS:---sections headline,latency}"
   k=0
   for args in "${runs[@]}"; do
     k=$((k + 1))
-    for side in old new; do
-      mkdir -p "/tmp/$side-$k"
-      if [ $side = old ]; then bin=(./build-old/levelhist bench); else bin=(./build-device/levelhist-bench); fi
-      # shellcheck disable=SC2086
-      "${bin[@]}" $args --out "/tmp/$side-$k" >/dev/null 2>"/tmp/$side-$k/progress.log"
-      rc=$?
-      cp "/tmp/$side-$k/bench.md" "$out/$side-$k.md" 2>/dev/null
-      echo "== $side: ${bin[*]} $args (exit $rc)"
-      grep -E "^\|" "/tmp/$side-$k/bench.md" | head -60
-      [ $rc -ne 0 ] && status=1
-    done
+    # shellcheck disable=SC2086
+    bench_run "old-$k" "old: levelhist bench $args" ./build-old/levelhist bench $args
+    # shellcheck disable=SC2086
+    bench_run "new-$k" "new: levelhist-bench $args" ./build-device/levelhist-bench $args
   done
 fi
 if want knobs; then
@@ -150,18 +157,12 @@ if want knobs; then
       j=0
       for setting in "${settings[@]}"; do
         j=$((j + 1))
-        dir="/tmp/knob-$round-$k-$j"
-        mkdir -p "$dir"
         env_args=()
         # shellcheck disable=SC2206
         [ "$setting" != "-" ] && env_args=($setting)
         # shellcheck disable=SC2086
-        env "${env_args[@]}" ./build-device/levelhist-bench $args --out "$dir" >/dev/null 2>"$dir/progress.log"
-        rc=$?
-        cp "$dir/bench.md" "$out/knob-$round-$k-$j.md" 2>/dev/null
-        echo "== round $round, setting '$setting': levelhist-bench $args (exit $rc)"
-        grep -E "^\|" "$dir/bench.md" | head -60
-        [ $rc -ne 0 ] && status=1
+        bench_run "knob-$round-$k-$j" "round $round, setting '$setting': levelhist-bench $args" \
+          env "${env_args[@]}" ./build-device/levelhist-bench $args
       done
     done
   done
