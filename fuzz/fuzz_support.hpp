@@ -22,12 +22,17 @@ namespace fuzz {
 
 // An expected failure must still be a proper error: of the expected kind(s)
 // and one line "<what was wrong>; <how to fix it>" (file names and option
-// values come quoted, control characters escaped).
-inline void check_error(const levelhist::Error& e, bool usage_allowed, bool input_allowed) {
+// values come quoted, control characters escaped). `unsupported_allowed`:
+// the argument line chose a strategy or backend, which may refuse the problem.
+inline void check_error(const levelhist::Error& e, bool usage_allowed, bool input_allowed,
+                        bool unsupported_allowed = false) {
   const std::string msg = e.what();
   if (e.kind() == levelhist::ErrorKind::usage && !usage_allowed) finding("unexpected usage error: " + msg);
   if (e.kind() == levelhist::ErrorKind::input && !input_allowed) finding("unexpected input error: " + msg);
-  if (e.kind() != levelhist::ErrorKind::usage && e.kind() != levelhist::ErrorKind::input)
+  if (e.kind() == levelhist::ErrorKind::unsupported && !unsupported_allowed)
+    finding("unexpected unsupported error: " + msg);
+  if (e.kind() != levelhist::ErrorKind::usage && e.kind() != levelhist::ErrorKind::input &&
+      e.kind() != levelhist::ErrorKind::unsupported)
     finding("error of an unexpected kind: " + msg);
   if (msg.find("; ") == std::string::npos) finding("error message without '; <fix>': " + msg);
   for (unsigned char c : msg)
