@@ -16,7 +16,7 @@
 #   KNOB_SETTINGS knobs: environment settings (';'-separated, each "NAME=VALUE ..." or "-" for
 #                 none) under which this tree's levelhist-bench runs each of COMPARE_RUNS in turn,
 #                 KNOB_ROUNDS times (default 2), writing knob-<round>-<run>-<setting>.md: a study
-#                 knob against the default in one binary, e.g. "-;LEVELHIST_JOINT_SWEEP=1"
+#                 knob against the default in one binary, e.g. "-;LEVELHIST_SEGMENT_BYTE_COLUMNS=0"
 #   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
 #   GRID_MIB, GRID_BLOCK_BYTES, GRID_CASES  the grid step: the shared-histogram strategies'
 #                 bytes per block (LEVELHIST_SHARED_BLOCK_BYTES; 0: the policy's rule) at these

@@ -19,11 +19,8 @@
 //   block moves the listed halves to the output. A chunk adds at most 3 x 2^14
 //   points, so no half passes 2^16 - 1 before its barrier: the counts are
 //   exact on any data; a list that fills makes that barrier scan every half.
-//   Being measured (LEVELHIST_JOINT_SWEEP=1, Counters::swept): the additions
-//   do not wait for their old values; instead a block sweeps its halves
-//   (between two barriers, every half at or above 2^12 moved to the output)
-//   before a chunk that could take its points since the last sweep past
-//   2^16 - 2^12, so no half passes 2^12 - 1 + 61440 = 2^16 - 1.
+//   (Sweeping every half instead, without reading the atomics' old values,
+//   measured 25-30% slower: docs/PERFORMANCE-shapes.md, N-d change 7.)
 // - 32 bits in parts when neither fits: each chunk is counted by one block per
 //   part, the blocks of one chunk next to each other (the second reads it from
 //   L2), each block keeping its one part.
@@ -66,19 +63,11 @@ constexpr std::uint32_t kMaxCopies = 8;
 constexpr std::uint32_t kHalfLimit = 0x10000 - kPackedChunkPoints;  // a 16-bit half at or above this is drained
 static_assert(kPackedChunkPoints < 0x10000 && kPackedChunkPoints % 16 == 0);
 constexpr std::uint32_t kDrainListDefault = 1024;    // halves listed per chunk before a full scan
-// Swept 16-bit counters: a sweep leaves every half below kSweepFloor, and a
-// block adds at most kSweepBudget points between two sweeps (three chunks).
-constexpr std::uint32_t kSweepFloor = 1u << 12;
-constexpr std::uint32_t kSweepBudget = 0x10000 - kSweepFloor;
-constexpr std::uint64_t kSweptChunkPoints = kSweepBudget / 3;
-static_assert(kSweptChunkPoints % 16 == 0 && 3 * kSweptChunkPoints <= kSweepBudget);
-// A word with a half at or above the floor has one of these bits set.
-constexpr unsigned kSweepBits = (0xFFFFu & ~(kSweepFloor - 1)) * 0x10001u;
 
 __device__ __forceinline__ std::uint64_t umin(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
 
-// wide: 32-bit; packed: 16-bit with the drain list; swept: 16-bit with sweeps.
-enum class Counters { wide, packed, swept };
+// wide: 32-bit; packed: 16-bit with the drain list.
+enum class Counters { wide, packed };
 
 struct Work {
   const unsigned char* columns[kMaxAxes];
@@ -120,8 +109,6 @@ struct BlockCounters {
     if (s >= count) return;  // another part's slot
     if constexpr (C == Counters::wide) {
       atomicAdd(mine + s, length);
-    } else if constexpr (C == Counters::swept) {
-      atomicAdd(mine + s / 2, length << (s & 1) * 16);  // old value unused: no wait; no carry (the sweeps)
     } else {
       const unsigned shift = (s & 1) * 16;
       const unsigned old = atomicAdd(mine + s / 2, length << shift);
@@ -217,28 +204,6 @@ __device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) 
   }
 }
 
-// Moves every 16-bit half at or above kSweepFloor to the output. Between two
-// barriers (no addition runs), a word a thread at a time. ptxas, the 2-D
-// 16-bit kernels with even or generic maps: 20-66 bytes of spill this way,
-// 32-86 with 16-byte reads, 82-178 with this function out of line.
-__device__ __forceinline__ void sweep_halves(unsigned* words, std::uint32_t all_words, const Work& w,
-                                             std::uint32_t lo) {
-  const std::uint32_t halves_per_copy = w.counter_words * 2;
-  for (std::uint32_t word = threadIdx.x; word < all_words; word += blockDim.x) {
-    unsigned v = words[word];
-    if ((v & kSweepBits) == 0) continue;  // the common case: no half to move
-#pragma unroll
-    for (unsigned h = 0; h < 2; ++h) {
-      const unsigned half = v >> h * 16 & 0xFFFFu;
-      if (half >= kSweepFloor) {
-        add_to_slot(w.out + lo + (word * 2 + h) % halves_per_copy, half);
-        v &= ~(0xFFFFu << h * 16);
-      }
-    }
-    words[word] = v;
-  }
-}
-
 // kAxes: 2 for the common 2-D case (the compiler then maps two coordinates a
 // point, not four with two discarded), 0 for a count read from w (2 to 4).
 template <class T, class Map, Counters C, unsigned kAxes>
@@ -286,18 +251,8 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   };
   bool loaded = false;  // next[] holds this thread's first vector of the chunk about to start
   LastPoint<T, Map> last;
-  std::uint32_t unswept = 0;  // swept: points added since the block's last sweep (the same in every thread)
   for (std::uint64_t chunk = blockIdx.x / w.parts; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
-    if constexpr (C == Counters::swept) {
-      if (unswept + static_cast<std::uint32_t>(p1 - p0) > kSweepBudget) {
-        __syncthreads();  // every addition of the chunks before is done
-        sweep_halves(words, all_words, w, c.lo);
-        __syncthreads();
-        unswept = 0;
-      }
-      unswept += static_cast<std::uint32_t>(p1 - p0);
-    }
     Run run;
     if (w.vector) {
       // p0 is a multiple of 16 points. The next vector's loads are in flight
@@ -441,10 +396,6 @@ std::uint32_t drain_capacity() {
 }
 std::size_t drain_bytes(std::uint32_t capacity) { return (std::size_t{capacity} + 2) * 4; }
 
-// Whether 16-bit counters are swept instead of listed (LEVELHIST_JOINT_SWEEP=1;
-// a study of the two in one binary, docs/PERFORMANCE-shapes.md, N-d change 7).
-bool sweep_counters() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_SWEEP", 0, 0, 1) == 1; }
-
 // The fewest parts whose 32-bit counters each fit `budget` bytes (0: none do).
 std::uint64_t parts_for(std::uint64_t total, std::size_t budget) {
   if (budget < 16) return 0;
@@ -495,12 +446,12 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   w.parts = static_cast<std::uint32_t>(layout.parts);
   w.part_slots = static_cast<std::uint32_t>((w.total_slots + layout.parts - 1) / layout.parts);
   w.counter_words = C == Counters::wide ? w.part_slots : (w.part_slots + 1) / 2;
-  const std::size_t list_bytes = C == Counters::packed ? drain_bytes(w.drain_capacity) : 0;  // swept: none
+  const std::size_t list_bytes = C == Counters::packed ? drain_bytes(w.drain_capacity) : 0;
   w.copies = 1;
   while (w.copies < kMaxCopies &&
          round_up(std::uint64_t{w.counter_words} * w.copies * 2 * 4, 16) + list_bytes <= budget)
     w.copies *= 2;
-  w.chunk_points = C == Counters::packed ? kPackedChunkPoints : C == Counters::swept ? kSweptChunkPoints : kChunkPoints;
+  w.chunk_points = C == Counters::packed ? kPackedChunkPoints : kChunkPoints;
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
   auto kernel = w.axes == 2 ? joint_kernel<T, Map, C, 2> : joint_kernel<T, Map, C, 0>;
   allow_large_shared(kernel);
@@ -571,7 +522,6 @@ void launch(const RunArgs& a) {
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
   if (w.n == 0 && w.lead == 0) return;
   if (layout.counters == Counters::wide) launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
-  else if (sweep_counters()) launch_with<T, Map, Counters::swept>(a, w, layout, budget, tables, maps);
   else launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables, maps);
 }
 
@@ -594,8 +544,7 @@ void run(const RunArgs& a) {
 }
 
 std::vector<std::uint64_t> boundaries(const Problem&) {
-  return {kPackedChunkPoints - 1, kPackedChunkPoints + 1, 3 * kSweptChunkPoints + 1, kChunkPoints - 1, kChunkPoints,
-          kChunkPoints + 17};
+  return {kPackedChunkPoints - 1, kPackedChunkPoints + 1, kChunkPoints - 1, kChunkPoints, kChunkPoints + 17};
 }
 
 }  // namespace

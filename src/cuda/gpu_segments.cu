@@ -35,11 +35,10 @@
 // Register spills (ptxas, CUDA 13.0, sm_90), the reason the three new-shape
 // kernels are built without -warn-spills (CMakeLists.txt): none here
 // (ByteColumns at 64 registers; at 48 it spilled 20 bytes); gpu_joint.cu 4 to
-// 138 bytes in 46 of its 156 kernels, most of them 2-D ones held at 64
-// registers by their 1024-thread blocks (24 in the f32 even-bins one, weighed
-// on a device: docs/PERFORMANCE-shapes.md, N-d changes 4-6; the most in the
-// 8/16-bit even-bins ones, which map 8 or 16 points a load; not measured; 20
-// of the 46 are the swept 16-bit kernels under study, change 7);
+// 138 bytes in 26 of its 104 kernels, 17 of them 2-D ones held at 64 registers
+// by their 1024-thread blocks (24 in the f32 even-bins one, weighed on a device:
+// docs/PERFORMANCE-shapes.md, N-d changes 4-6; the most in the 8/16-bit
+// even-bins ones, which map 8 or 16 points a load; not measured);
 // gpu_weighted_exact.cu 4 to 44 bytes in 12 instantiations, as its model
 // gpu_weighted_shared spills (weighted_shared.cuh says what those are).
 //
