@@ -14,6 +14,7 @@ TEST(GpuShapes, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backen
 
 #else
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -177,12 +178,65 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::fill(bytes.begin() + 16000, bytes.begin() + 90000, std::uint8_t{200});
   std::vector<std::uint64_t> wide = {0};
   while (wide.back() < bytes.size()) wide.push_back(std::min<std::uint64_t>(bytes.size(), wide.back() + rng() % 40001));
+  // Bytes whose count is no multiple of 16 (the last item ends inside a
+  // vector), in segments of 0 to 40 (hundreds an item: more than an item reads
+  // the bounds of at once) ending at the last byte.
+  std::vector<std::uint8_t> odd = noise<std::uint8_t>(100005, 7, 0, 256);
+  std::fill(odd.begin() + 30000, odd.begin() + 31000, std::uint8_t{0});
+  std::vector<std::uint64_t> tiny = {0};
+  while (tiny.back() < odd.size()) tiny.push_back(std::min<std::uint64_t>(odd.size(), tiny.back() + rng() % 41));
   for (const char* layout : kByteLayouts) {
     ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
     const std::string how = std::string(", byte columns ") + layout;
     const Binning u8 = Binning::per_value(SampleType::u8);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), bytes, offsets, "u8 mixed" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, wide.size() - 1), bytes, wide, "u8 wide" + how);
+    check_segments(Request::segments_by_offsets(SampleType::u8, u8, tiny.size() - 1), odd, tiny, "u8 tiny" + how);
+    check_segments(Request::segments_by_offsets(SampleType::u8, Binning::even(9, 20, 240), wide.size() - 1), bytes, wide,
+                   "u8 wide, even bins" + how);
+    check_segments(Request::segments_by_offsets(SampleType::u8, Binning::even(9, 20, 240), tiny.size() - 1), odd, tiny,
+                   "u8 tiny, even bins" + how);
+  }
+}
+
+// Device offsets are the caller's to keep in order (the host path checks them;
+// the device path cannot without a pass of its own). Out of order, the counts
+// are unspecified, but every read stays inside the input and every write
+// inside the output: a segment met in an item it does not reach is skipped (it
+// once gave a sample count below zero: a read far past the input). The call
+// must finish without a fault, and the next one, on sorted offsets, count right.
+TEST(GpuShapes, SegmentsByOffsetsOutOfOrderStayInside) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning u8 = Binning::per_value(SampleType::u8);
+  const std::size_t n = std::size_t{24} << 20;  // items enough that every block takes several in a row
+  const std::vector<std::uint8_t> x = noise<std::uint8_t>(n, 15, 0, 256);
+  std::mt19937_64 rng(16);
+  std::vector<std::uint64_t> shuffled(4001);
+  for (auto& o : shuffled) o = rng() % (n + 1000);  // some past the end
+  std::vector<std::uint64_t> sorted = shuffled;
+  std::sort(sorted.begin(), sorted.end());
+  const Request r = Request::segments_by_offsets(SampleType::u8, u8, shuffled.size() - 1);
+  const std::vector<std::uint64_t> want = reference_slots(r, Input::segments(x.data(), n, sorted.data()));
+  for (const char* layout : kByteLayouts) {
+    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+    const Plan plan(r, on_cuda("gpu_segments"));
+    for (std::size_t shift : {0, 1}) {
+      const std::string what = std::string("byte columns ") + layout + ", shift " + std::to_string(shift);
+      OnDevice dx(x.data(), n, shift), bad(shuffled.data(), shuffled.size() * 8), good(sorted.data(), sorted.size() * 8);
+      DeviceBytes out(r.output_slots() * 8);
+      DeviceBytes workspace(std::max<std::size_t>(plan.workspace_bytes(n * 4 + (1 << 20)), 256));
+      LEVELHIST_TEST_CUDA(cudaMemset(workspace.get(), 0, workspace.size()));
+      Input in = Input::segments(x.data(), n, sorted.data());
+      in.samples = dx.at;
+      in.offsets = reinterpret_cast<const std::uint64_t*>(bad.at);
+      ASSERT_NO_THROW(plan.run(in, out.get(), false, workspace.get(), workspace.size())) << what;
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+      in.offsets = reinterpret_cast<const std::uint64_t*>(good.at);
+      plan.run(in, out.get(), false, workspace.get(), workspace.size());
+      std::vector<std::uint64_t> got(r.output_slots());
+      LEVELHIST_TEST_CUDA(cudaMemcpy(got.data(), out.get(), got.size() * 8, cudaMemcpyDeviceToHost));
+      ASSERT_EQ(got, want) << what;
+    }
   }
 }
 

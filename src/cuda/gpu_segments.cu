@@ -30,7 +30,13 @@
 // long segment or one tile are counted into the same shared histogram and
 // written out once, when the block leaves that segment, instead of once per
 // item. Samples are read with 16-byte loads where the pointer allows and
-// mapped to slots by the exact bin maps of general_common.cuh.
+// mapped to slots by the exact bin maps of general_common.cuh. 8-bit equal
+// segments of whole vectors and 8-bit segments by offsets load an item's
+// 16 KiB at once (four vectors a thread; for offsets also the bounds of the
+// item's first 256 segments, into shared memory) and count it segment by
+// segment from registers: a small segment read alone kept one load a thread
+// in flight while its block waited, and its offsets were two dependent loads
+// before that.
 //
 // Register spills (ptxas, CUDA 13.0, sm_90), the reason the three new-shape
 // kernels are built without -warn-spills (CMakeLists.txt): none here
@@ -65,12 +71,15 @@ constexpr std::uint64_t kChunkBytes = 16 * 1024;  // samples per work item, in b
 __device__ __forceinline__ std::uint64_t min(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
 __device__ __forceinline__ std::uint64_t max(std::uint64_t a, std::uint64_t b) { return a > b ? a : b; }
 
-enum class Kind : std::uint8_t { equal_owned, equal_vectors, equal_split, offsets, tiles };
+enum class Kind : std::uint8_t { equal_owned, equal_vectors, equal_split, offsets, offsets_vectors, tiles };
 // equal_vectors: equal_owned where every segment is whole 16-byte vectors of
 // at least kMinSegmentVectors (8-bit samples): an item's loads go out at once.
+// offsets_vectors: offsets over 8-bit samples at a 16-byte boundary: an item's
+// loads and its first kOffsetWindow segments' offsets go out at once.
 constexpr std::uint32_t kMinSegmentVectors = 16;
 constexpr int kItemVectorsPerThread = static_cast<int>(kChunkBytes / 16 / kThreads);
 static_assert(kChunkBytes / 16 == kItemVectorsPerThread * kThreads);
+constexpr std::uint32_t kOffsetWindow = kThreads;  // segments whose bounds an item reads at once
 
 struct Work {
   const unsigned char* samples;
@@ -211,6 +220,13 @@ struct ByteColumns {
     count_word(v.z);
     count_word(v.w);
   }
+  // Bytes from .. to - 1 of the vector (a segment's bound lies inside it).
+  __device__ __forceinline__ void count_vector_part(uint4 v, unsigned from, unsigned to) {
+    const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (unsigned k = 0; k < 16; ++k)
+      if (k >= from && k < to) count_at(((words[k / 4] >> (k % 4) * 8) & 0xFFu) << 7 | lane_offset);
+  }
   // Thread b sums value b's 32 columns (eight 16-byte loads, staggered as in
   // gpu_lane_columns' add_row). The columns are never cleared: the segment's
   // count is the row's sum less the sum at the previous flush, which thread b
@@ -338,6 +354,16 @@ __device__ __forceinline__ void offset_bounds(const Work& w, std::uint64_t s, st
   end = max(begin, min(w.offsets[s + 1], w.n));
 }
 
+// The first segment that ends after sample c (binary search: offsets are non-decreasing).
+__device__ __forceinline__ std::uint64_t first_segment_after(const Work& w, std::uint64_t c) {
+  std::uint64_t lo = 0, hi = w.segments;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (min(w.offsets[mid + 1], w.n) > c) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
 template <class T, class Map, class Counters>
 __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(Work w, Map map) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -406,26 +432,70 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
     case Kind::offsets:
       for (std::uint64_t item = item_begin; item < item_end; ++item) {
         const std::uint64_t c0 = item * w.chunk, c1 = min(w.n, c0 + w.chunk);
-        if (threadIdx.x == 0) {  // the first segment that ends after c0
-          std::uint64_t lo = 0, hi = w.segments;
-          while (lo < hi) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            if (min(w.offsets[mid + 1], w.n) > c0) hi = mid; else lo = mid + 1;
-          }
-          first_segment = lo;
-        }
+        if (threadIdx.x == 0) first_segment = first_segment_after(w, c0);
         __syncthreads();
         for (std::uint64_t s = first_segment; s < w.segments; ++s) {
           std::uint64_t begin, end;
           offset_bounds(w, s, begin, end);
           if (begin >= c1) break;
-          if (end <= begin) continue;  // empty: cleared before the launch, or kept
-          const bool owned = begin >= c0 && end <= c1;  // whole in this item (clear_unowned's test, without its divisions)
           const std::uint64_t a = max(begin, c0), b = min(end, c1);
+          if (b <= a) continue;  // empty: cleared before the launch, or kept (or, offsets out of order, not here)
+          const bool owned = begin >= c0 && end <= c1;  // whole in this item (clear_unowned's test, without its divisions)
           count_range<T>(c, w.samples + a * sizeof(T), b - a, map);
           c.flush(w, w.out + s * w.slots, owned);
         }
         __syncthreads();  // first_segment is read by every thread before the next item sets it
+      }
+      break;
+    case Kind::offsets_vectors:  // the item's vectors in registers and its segments' bounds in shared memory
+      if constexpr (Counters::kItemInRegisters) {
+        __shared__ std::uint64_t window[kOffsetWindow + 1];  // bounds of segments first .. first + kOffsetWindow - 1
+        // The first segment of the block's first item by binary search (every
+        // thread alike: no barrier), of the next items from the segment loop.
+        std::uint64_t first = first_segment_after(w, item_begin * w.chunk);
+        for (std::uint64_t item = item_begin; item < item_end; ++item) {
+          const std::uint64_t c0 = item * w.chunk, c1 = min(w.n, c0 + w.chunk);
+          const auto samples = static_cast<std::uint32_t>(c1 - c0), vectors = samples / 16;
+          const uint4* body = reinterpret_cast<const uint4*>(w.samples + c0);
+          uint4 q[kItemVectorsPerThread];
+#pragma unroll
+          for (int u = 0; u < kItemVectorsPerThread; ++u)
+            if (threadIdx.x + u * kThreads < vectors) q[u] = __ldcs(body + threadIdx.x + u * kThreads);
+          __syncthreads();  // the last item's window is read
+          for (std::uint32_t k = threadIdx.x; k <= kOffsetWindow; k += kThreads)
+            if (first + k <= w.segments) window[k] = min(w.offsets[first + k], w.n);
+          __syncthreads();
+          std::uint64_t next = w.segments;  // the first segment that ends after c1: the next item's first
+          for (std::uint64_t s = first; s < w.segments; ++s) {
+            std::uint64_t begin, end;
+            if (s - first < kOffsetWindow) {
+              begin = window[s - first];
+              end = max(begin, window[s - first + 1]);
+            } else {
+              offset_bounds(w, s, begin, end);
+            }
+            if (begin >= c1) {
+              next = min(next, s);
+              break;
+            }
+            if (end > c1) next = min(next, s);
+            const std::uint64_t a = max(begin, c0), b = min(end, c1);
+            if (b <= a) continue;
+            const bool owned = begin >= c0 && end <= c1;
+            const auto from = static_cast<std::uint32_t>(a - c0), to = static_cast<std::uint32_t>(b - c0);
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u) {
+              const std::uint32_t lo = (threadIdx.x + u * kThreads) * 16;
+              if (lo >= vectors * 16 || lo >= to || lo + 16 <= from) continue;
+              if (lo >= from && lo + 16 <= to) c.count_vector(q[u], map);
+              else c.count_vector_part(q[u], from > lo ? from - lo : 0, to - lo < 16 ? to - lo : 16);
+            }
+            for (std::uint32_t i = max(from, vectors * 16) + threadIdx.x; i < to; i += kThreads)  // the input's last bytes
+              c.count_sample(static_cast<T>(w.samples[c0 + i]), map);
+            c.flush(w, w.out + s * w.slots, owned);
+          }
+          first = next;
+        }
       }
       break;
     case Kind::tiles: {  // item = band `band` of tile `tile` (row `tile_row`, column `tile_col` of the grid)
@@ -573,9 +643,10 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     if (byte_columns_wanted() && ByteColumns<T, Map>::counter_bytes(w) + map.table_bytes() <= max_shared_bytes()) {
       // Segments of whole vectors: a 4 KiB segment read alone left one 16-byte
       // load a thread in flight while its block waited.
-      if (w.kind == Kind::equal_owned && reinterpret_cast<std::uintptr_t>(w.samples) % 16 == 0 &&
-          w.length % 16 == 0 && w.length / 16 >= kMinSegmentVectors)
+      const bool at_vector = reinterpret_cast<std::uintptr_t>(w.samples) % 16 == 0;
+      if (w.kind == Kind::equal_owned && at_vector && w.length % 16 == 0 && w.length / 16 >= kMinSegmentVectors)
         w.kind = Kind::equal_vectors;
+      if (w.kind == Kind::offsets && at_vector) w.kind = Kind::offsets_vectors;
       launch_kernel<T, Map, ByteColumns<T, Map>>(w, map, stream);
       return;
     }
