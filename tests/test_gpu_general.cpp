@@ -32,6 +32,7 @@ TEST(GpuGeneral, NeedsACudaBuild) { GTEST_SKIP() << "this build has no CUDA back
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -301,6 +302,52 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
       }
     }
   }
+}
+
+// Runs of equal samples: the shared strategies map a sample equal to the
+// thread's last one no more (even and generic maps). Runs of 1 to 40 of values
+// on an edge, one ulp either side, -0 and +0 (one bin: they compare equal), NaN
+// (never equal to itself), the range's ends and outside it, so that a thread
+// meets a value equal to its last one, a neighbour of it, and zeros of both
+// signs in turn.
+template <class T>
+std::vector<unsigned char> runs_of(const std::vector<T>& values, std::uint64_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> x;
+  while (x.size() < n) {
+    const T v = values[rng() % values.size()];
+    for (std::uint32_t k = 1 + rng() % 40; k > 0 && x.size() < n; --k) x.push_back(v);
+  }
+  std::vector<unsigned char> bytes(n * sizeof(T));
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  return bytes;
+}
+
+TEST(GpuGeneral, RunsOfEqualSamplesOnEdges) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  PlainRunner runner;
+  const auto strategies = cuda_strategies_with(0);
+  const std::uint64_t n = 1000003;
+  auto check_all = [&](SampleType type, const Binning& b, const std::vector<unsigned char>& data, const std::string& what) {
+    const auto reference = reference_slots(type, data.data(), n, b);
+    for (const Strategy* s : strategies)
+      if (strategy_accepts(*s, Problem{type, &b, n})) runner.check(*s, type, data, n, b, 0, reference, false, what);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Binning& b : {Binning::even(1024, 0.0, 1.0), Binning::even(1000, -0.3, 0.7),
+                           Binning::even(1000, -0.3, 0.7, true, EdgeRounding::f32)}) {
+    const float edge = static_cast<float>(b.edge(300)), lo = static_cast<float>(b.lower()), hi = static_cast<float>(b.upper());
+    const std::vector<float> f = {0.5f, edge, std::nextafter(edge, 0.f), std::nextafter(edge, 2.f), 0.0f, -0.0f, nan,
+                                  lo, hi, std::nextafter(hi, 0.f), -5.0f};
+    check_all(SampleType::f32, b, runs_of(f, n, 31), "f32 runs, " + b.describe());
+    std::vector<double> d(f.begin(), f.end());
+    d.push_back(b.edge(700));
+    check_all(SampleType::f64, b, runs_of(d, n, 32), "f64 runs, " + b.describe());
+  }
+  const Binning ints = Binning::even(1000, -500, 2500);  // even bins 3 wide: the even map for integers
+  check_all(SampleType::i32, ints, runs_of(std::vector<std::int32_t>{-500, -499, 0, 1, 2, 3, 2499, 2500, -501, 7}, n, 33),
+            "i32 runs");
+  check_all(SampleType::u16, ints, runs_of(std::vector<std::uint16_t>{0, 1, 2, 3, 2499, 2500, 7, 65535}, n, 34), "u16 runs");
 }
 
 // ---- interleaved pixels -----------------------------------------------------------

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/env_knob.hpp"
@@ -91,8 +92,28 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   const std::uint32_t part = blockIdx.x % a.parts;
   const std::uint32_t first = part * a.width;
   const std::uint32_t lane = threadIdx.x & 31;
+  // A sample equal to the thread's last one is not mapped again: a constant
+  // on an edge of even bins (Python's benchmark's 0.5 of 1024 bins over
+  // [0, 1)) otherwise takes the near-edge comparison on every sample. Only
+  // for the maps that cost more than the comparison (even bins, the generic
+  // map), as gpu_joint's LastPoint; NaN never equals itself, so it is always
+  // mapped. (docs/PERFORMANCE-general.md, section 10.)
+  constexpr bool kLastSample = std::is_same_v<Map, EvenMap<T>> || std::is_same_v<Map, GenericMap<T>>;
+  T last_x{};
+  std::uint32_t last_s = kLastSample ? map(T{}) : 0;  // after the barrier: the map's tables are set up
+  auto slot_of = [&](T x) -> std::uint32_t {
+    if constexpr (kLastSample) {
+      if (x != last_x) {
+        last_x = x;
+        last_s = map(x);
+      }
+      return last_s;
+    } else {
+      return map(x);
+    }
+  };
   auto count = [&](T x) {
-    const std::uint32_t s = map(x);
+    const std::uint32_t s = slot_of(x);
     if constexpr (L == Layout::split) {
       const std::uint32_t j = s - first;  // wraps for slots of other parts
       if (j < a.width) atomicAdd(h + swizzle(j), 1u);
