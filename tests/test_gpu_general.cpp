@@ -304,8 +304,9 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
   }
 }
 
-// Runs of equal samples: the shared strategies map a sample equal to the
-// thread's last one no more (even and generic maps). Runs of 1 to 40 of values
+// Runs of equal samples: in the shared strategies, even bins remember the
+// last sample a thread found next to an edge, the generic map the last sample
+// (neither maps it again). Runs of 1 to 40 of values
 // on an edge, one ulp either side, -0 and +0 (one bin: they compare equal), NaN
 // (never equal to itself), the range's ends and outside it, so that a thread
 // meets a value equal to its last one, a neighbour of it, and zeros of both

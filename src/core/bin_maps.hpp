@@ -297,32 +297,51 @@ LEVELHIST_HD LEVELHIST_NOINLINE inline std::uint32_t even_slot_double_call(doubl
   return even_slot_double(x, ix);
 }
 
+// The float margin's two steps, apart for a GPU kernel that remembers its last
+// sample next to an edge (general_common.cuh, EvenMap): the guess, which
+// decides every sample at least `delta` of a bin from an edge, and the
+// comparison with the nearest edge for the others. x inside the range.
+struct EvenGuess {
+  std::uint32_t bin;  // floor(t)
+  float fraction;     // t - floor(t), exact
+};
+LEVELHIST_HD inline EvenGuess even_guess(float xf, const EvenParams& p) {
+  const float t = f_mul(f_sub(xf, p.flo), p.fsc);
+  const float tm = f_floor_magic(t);
+  return {f_bits(tm) - 0x4B000000u, f_sub(t, f_sub(tm, 8388608.f))};
+}
+LEVELHIST_HD inline bool even_guess_decides(const EvenGuess& e, const EvenParams& p) {
+  return e.fraction >= p.delta && e.fraction <= p.one_minus_delta && e.bin < p.range.bins;
+}
+// Next to an edge (every sample of data that sits on edges): t is within
+// delta < 1/4 of the exact coordinate, so only the edge nearest t can lie
+// between x and floor(t); one exact comparison with that edge (even_edge(),
+// numpy's arithmetic) decides. t >= 0 inside the range (x >= ceil_f(lower) >=
+// flo), so the guess's bin is floor(t). A sample in the first or last
+// half-bin's margin is in bin 0 or bins - 1: inside() holds.
+template <class T>
+LEVELHIST_HD inline std::uint32_t even_near_edge(T x, float xf, const EvenGuess& e, const EvenParams& p,
+                                                 const float* thresholds) {
+  const std::uint32_t near = e.fraction < 0.5f ? e.bin : e.bin + 1;
+  if (near == 0) return 0;
+  if (near >= p.range.bins) return p.range.bins - 1;
+  // With the edges' float thresholds at hand (the GPU kernels keep them in
+  // shared memory): x >= edge exactly when the float x >= the least float at
+  // or above the edge, one float comparison instead of the edge's double
+  // arithmetic.
+  if (thresholds) return xf >= thresholds[near] ? near : near - 1;
+  return static_cast<double>(x) >= p.ix.even_edge(near) ? near : near - 1;
+}
+
 template <class T>
 LEVELHIST_HD inline std::uint32_t even_slot(T x, const EvenParams& p, const float* thresholds = nullptr) {
   if constexpr (exact_in_float<T>) {
     const float xf = static_cast<float>(x);
     if (!p.range.inside(xf)) return p.range.outside(xf);
     if (p.margin) {
-      const float t = f_mul(f_sub(xf, p.flo), p.fsc);
-      const float tm = f_floor_magic(t);
-      const std::uint32_t g = f_bits(tm) - 0x4B000000u;  // floor(t)
-      const float fr = f_sub(t, f_sub(tm, 8388608.f));  // t - floor(t), exact
-      if (fr >= p.delta && fr <= p.one_minus_delta && g < p.range.bins) return g;
-      // Next to an edge (every sample of data that sits on edges): t is within
-      // delta < 1/4 of the exact coordinate, so only the edge nearest t can
-      // lie between x and floor(t); one exact comparison with that edge
-      // (even_edge(), numpy's arithmetic) decides. t >= 0 inside the range
-      // (x >= ceil_f(lower) >= flo), so g is floor(t). A sample in the first
-      // or last half-bin's margin is in bin 0 or bins - 1: inside() holds.
-      const std::uint32_t near = fr < 0.5f ? g : g + 1;
-      if (near == 0) return 0;
-      if (near >= p.range.bins) return p.range.bins - 1;
-      // With the edges' float thresholds at hand (the GPU kernels keep them in
-      // shared memory): x >= edge exactly when the float x >= the least float
-      // at or above the edge, one float comparison instead of the edge's
-      // double arithmetic.
-      if (thresholds) return xf >= thresholds[near] ? near : near - 1;
-      return static_cast<double>(x) >= p.ix.even_edge(near) ? near : near - 1;
+      const EvenGuess e = even_guess(xf, p);
+      if (even_guess_decides(e, p)) return e.bin;
+      return even_near_edge(x, xf, e, p, thresholds);
     }
     return even_slot_double_call(static_cast<double>(x), p.ix);
   } else {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -179,6 +180,33 @@ struct EvenMap {
     thresholds = t;  // read after the kernel's barrier that follows setup
   }
   __device__ __forceinline__ std::uint32_t operator()(T x) const { return binmap::even_slot(x, p, thresholds); }
+
+  // The same slot, remembering the last sample a thread found next to an
+  // edge: a constant on an edge (Python's benchmark's 0.5 of 1024 bins over
+  // [0, 1)) takes the near-edge comparison once, not on every sample, while
+  // samples the guess decides pay nothing more (a test of every sample cost
+  // uniform data 8-10% on an H200: docs/PERFORMANCE-general.md, section 10).
+  // x starts as NaN, which equals nothing.
+  struct NearEdgeMemo {
+    float x = std::numeric_limits<float>::quiet_NaN();
+    std::uint32_t slot = 0;
+  };
+  __device__ __forceinline__ std::uint32_t operator()(T x, NearEdgeMemo& memo) const {
+    if constexpr (exact_in_float<T>) {
+      if (p.margin) {
+        const float xf = static_cast<float>(x);
+        if (!p.range.inside(xf)) return p.range.outside(xf);
+        const binmap::EvenGuess e = binmap::even_guess(xf, p);
+        if (binmap::even_guess_decides(e, p)) return e.bin;
+        if (xf != memo.x) {
+          memo.x = xf;
+          memo.slot = binmap::even_near_edge(x, xf, e, p, thresholds);
+        }
+        return memo.slot;
+      }
+    }
+    return binmap::even_slot(x, p, thresholds);
+  }
 };
 
 // Even bins of at most this many get the shared threshold table (16 KiB).

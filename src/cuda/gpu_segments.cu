@@ -183,17 +183,27 @@ struct ByteColumns {
   static constexpr bool kItemInRegisters = true;
   unsigned char* columns;
   unsigned* slot_sums;
+  std::uint64_t* window;  // offsets_vectors: bounds of an item's first kOffsetWindow segments
   std::uint32_t my_slot;    // the slot of byte value threadIdx.x
   unsigned int lane_offset;  // this lane's column, in bytes
   unsigned int flushed = 0;  // the sum of value threadIdx.x's columns at the last flush
 
+  __host__ __device__ static std::size_t slot_sum_bytes(const Work& w) {
+    return w.injective ? 0 : round_up(std::size_t{w.slots} * 4, 16);
+  }
+  // (In dynamic shared memory: a kernel's static shared memory is held to
+  // kStaticSharedReserve, general_common.cuh.)
+  __host__ __device__ static std::size_t window_bytes(const Work& w) {
+    return w.kind == Kind::offsets_vectors ? round_up(std::size_t{kOffsetWindow + 1} * 8, 16) : 0;
+  }
   __host__ __device__ static std::size_t counter_bytes(const Work& w) {
-    return kColumnBytes + (w.injective ? 0 : round_up(std::size_t{w.slots} * 4, 16));
+    return kColumnBytes + slot_sum_bytes(w) + window_bytes(w);
   }
 
   __device__ __forceinline__ void init(unsigned char* smem, const Work& w, Map& map) {
     columns = smem;
     slot_sums = reinterpret_cast<unsigned*>(smem + kColumnBytes);
+    window = reinterpret_cast<std::uint64_t*>(smem + kColumnBytes + slot_sum_bytes(w));
     const auto bytes = static_cast<std::uint32_t>(counter_bytes(w));
     for (std::uint32_t i = threadIdx.x; i < bytes / 16; i += blockDim.x)
       reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
@@ -449,7 +459,7 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
       break;
     case Kind::offsets_vectors:  // the item's vectors in registers and its segments' bounds in shared memory
       if constexpr (Counters::kItemInRegisters) {
-        __shared__ std::uint64_t window[kOffsetWindow + 1];  // bounds of segments first .. first + kOffsetWindow - 1
+        std::uint64_t* window = c.window;  // bounds of segments first .. first + kOffsetWindow - 1
         // The first segment of the block's first item by binary search (every
         // thread alike: no barrier), of the next items from the segment loop.
         std::uint64_t first = first_segment_after(w, item_begin * w.chunk);

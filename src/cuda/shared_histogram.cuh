@@ -92,17 +92,19 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   const std::uint32_t part = blockIdx.x % a.parts;
   const std::uint32_t first = part * a.width;
   const std::uint32_t lane = threadIdx.x & 31;
-  // A sample equal to the thread's last one is not mapped again: a constant
-  // on an edge of even bins (Python's benchmark's 0.5 of 1024 bins over
-  // [0, 1)) otherwise takes the near-edge comparison on every sample. Only
-  // for the maps that cost more than the comparison (even bins, the generic
-  // map), as gpu_joint's LastPoint; NaN never equals itself, so it is always
-  // mapped. (docs/PERFORMANCE-general.md, section 10.)
-  constexpr bool kLastSample = std::is_same_v<Map, EvenMap<T>> || std::is_same_v<Map, GenericMap<T>>;
-  T last_x{};
-  std::uint32_t last_s = kLastSample ? map(T{}) : 0;  // after the barrier: the map's tables are set up
+  // Even bins remember the last sample next to an edge (EvenMap's
+  // NearEdgeMemo: a constant on an edge otherwise takes the near-edge
+  // comparison on every sample); the generic map, the slowest, the last
+  // sample, whatever it was (NaN never equals itself: always mapped).
+  // (docs/PERFORMANCE-general.md, section 10.)
+  [[maybe_unused]] typename EvenMap<T>::NearEdgeMemo memo;
+  [[maybe_unused]] T last_x{};
+  [[maybe_unused]] std::uint32_t last_s = 0;
+  if constexpr (std::is_same_v<Map, GenericMap<T>>) last_s = map(T{});  // after the barrier, as every map call
   auto slot_of = [&](T x) -> std::uint32_t {
-    if constexpr (kLastSample) {
+    if constexpr (std::is_same_v<Map, EvenMap<T>>) {
+      return map(x, memo);
+    } else if constexpr (std::is_same_v<Map, GenericMap<T>>) {
       if (x != last_x) {
         last_x = x;
         last_s = map(x);
