@@ -192,7 +192,7 @@ struct EvenMap {
     std::uint32_t slot = 0;
   };
   __device__ __forceinline__ std::uint32_t operator()(T x, NearEdgeMemo& memo) const {
-    if constexpr (exact_in_float<T>) {
+    if constexpr (binmap::exact_in_float<T>) {
       if (p.margin) {
         const float xf = static_cast<float>(x);
         if (!p.range.inside(xf)) return p.range.outside(xf);
