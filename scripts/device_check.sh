@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|knobs|study|grid]...
+#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|knobs|study|grid|ncu]...
 #   (default: build test examples bench)
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
@@ -27,6 +27,12 @@
 #                 nlohmann/json is not installed (the Python module is always built)
 #   PYTHON_BENCH_ARGS  arguments of python/bench/bench_python.py (python step)
 #   DASK_BENCH_ARGS    arguments of python/bench/bench_dask.py (dask step; dask from $PYTHONPATH)
+#   NCU_BENCH     ncu: levelhist-bench arguments under Nsight Compute (Firecracker machines;
+#                 clocks left alone): every launch of the kernels matching NCU_KERNELS (a regex,
+#                 default batch_kernel|clear_unowned) timed, in order (ncu-times.txt), then the
+#                 throughput, stall and occupancy sections of launches NCU_DETAIL (space-separated
+#                 indices among those launches; "after:REGEX" for the first launch after one of
+#                 REGEX) in ncu-detail.txt
 #   OLD_SOURCE    compare: the source tree of an earlier commit (e.g. from `git archive`), built
 #                 into build-old; its `levelhist bench` and this tree's levelhist-bench then run
 #                 the same COMPARE_RUNS (';'-separated argument lists) alternately, old first,
@@ -187,6 +193,43 @@ if want grid; then
       cat "/tmp/grid-$mib-$bpb/bench.csv" >>"$out/grid.txt" 2>/dev/null
       [ $rc -ne 0 ] && { tail -3 "/tmp/grid-$mib-$bpb/progress.log"; status=1; }
     done
+  done
+fi
+if want ncu; then
+  kernels=${NCU_KERNELS:-batch_kernel|clear_unowned}
+  # shellcheck disable=SC2086
+  ncu --clock-control none --kernel-name "regex:$kernels" --metrics gpu__time_duration.sum --csv \
+    ./build-device/levelhist-bench ${NCU_BENCH:---shapes --sections batches --reps 3} --out /tmp/ncu-bench \
+    >/tmp/ncu-times.csv 2>"$out/ncu.log"
+  rc=$?
+  [ $rc -ne 0 ] && { tail -5 "$out/ncu.log"; status=1; }
+  # One line per launch: index, kernel (its name up to the template arguments), grid, microseconds.
+  python3 - "$out/ncu-times.txt" <<'PY'
+import csv, re, sys
+rows = [r for r in csv.reader(open("/tmp/ncu-times.csv")) if len(r) > 10 and (r[0] == "ID" or r[0].isdigit())]
+head, rows = rows[0], rows[1:]
+k, g, v = head.index("Kernel Name"), head.index("Grid Size"), head.index("Metric Value")
+with open(sys.argv[1], "w") as out:
+    for i, r in enumerate(rows):
+        name = re.split(r"[<(]", re.sub(r"^void ", "", r[k].replace("(anonymous namespace)::", "")))[0]
+        out.write(f"{i} {name.split('::')[-1]} {r[g].replace(' ', '')} {float(r[v].replace(',', '')) / 1000:.1f}\n")
+PY
+  tail -3 "$out/ncu-times.txt"
+  detail=()
+  for d in ${NCU_DETAIL:-}; do
+    if [ "${d#after:}" != "$d" ]; then
+      d=$(awk -v re="${d#after:}" 'prev ~ re && $2 !~ re {print $1; exit} {prev = $2}' "$out/ncu-times.txt")
+    fi
+    [ -n "$d" ] && detail+=("$d")
+  done
+  for d in "${detail[@]}"; do
+    # shellcheck disable=SC2086
+    ncu --clock-control none --kernel-name "regex:$kernels" --launch-skip "$d" --launch-count 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+      --section MemoryWorkloadAnalysis --section LaunchStats \
+      ./build-device/levelhist-bench ${NCU_BENCH:---shapes --sections batches --reps 3} --out /tmp/ncu-bench \
+      >>"$out/ncu-detail.txt" 2>>"$out/ncu.log"
+    echo "== launch $d: $(awk -v d="$d" '$1 == d' "$out/ncu-times.txt")" | tee -a "$out/ncu-detail.txt"
   done
 fi
 exit $status
