@@ -31,8 +31,9 @@
 #                 clocks left alone): every launch of the kernels matching NCU_KERNELS (a regex,
 #                 default batch_kernel|clear_unowned) timed, in order (ncu-times.txt), then the
 #                 throughput, stall and occupancy sections of launches NCU_DETAIL (space-separated
-#                 indices among those launches; "after:REGEX" for the first launch after one of
-#                 REGEX) in ncu-detail.txt
+#                 indices among those launches, "A+N" for N from A on, "after:REGEX" for the first
+#                 launch after one of REGEX) in ncu-detail.txt. The benchmark adapts its number of
+#                 calls to their time, which ncu's replays change: a range finds the launches sought
 #   OLD_SOURCE    compare: the source tree of an earlier commit (e.g. from `git archive`), built
 #                 into build-old; its `levelhist bench` and this tree's levelhist-bench then run
 #                 the same COMPARE_RUNS (';'-separated argument lists) alternately, old first,
@@ -223,13 +224,19 @@ PY
     [ -n "$d" ] && detail+=("$d")
   done
   for d in "${detail[@]}"; do
+    count=1
+    if [ "${d#*+}" != "$d" ]; then
+      count=${d#*+}
+      d=${d%+*}
+    fi
     # shellcheck disable=SC2086
-    ncu --clock-control none --kernel-name "regex:$kernels" --launch-skip "$d" --launch-count 1 \
+    ncu --clock-control none --kernel-name "regex:$kernels" --launch-skip "$d" --launch-count "$count" \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
       --section MemoryWorkloadAnalysis --section LaunchStats \
       ./build-device/levelhist-bench ${NCU_BENCH:---shapes --sections batches --reps 3} --out /tmp/ncu-bench \
       >>"$out/ncu-detail.txt" 2>>"$out/ncu.log"
-    echo "== launch $d: $(awk -v d="$d" '$1 == d' "$out/ncu-times.txt")" | tee -a "$out/ncu-detail.txt"
+    echo "== launches $d+$count (of ncu-times.txt's run: $(awk -v d="$d" '$1 == d' "$out/ncu-times.txt"))" |
+      tee -a "$out/ncu-detail.txt"
   done
 fi
 exit $status
