@@ -185,7 +185,7 @@ struct EvenMap {
   // edge: a constant on an edge (Python's benchmark's 0.5 of 1024 bins over
   // [0, 1)) takes the near-edge comparison once, not on every sample, while
   // samples the guess decides pay nothing more (a test of every sample cost
-  // uniform data 8-10% on an H200: docs/PERFORMANCE-general.md, section 10).
+  // uniform data 3-13% on an H200: docs/PERFORMANCE-general.md, section 10).
   // x starts as NaN, which equals nothing.
   struct NearEdgeMemo {
     float x = std::numeric_limits<float>::quiet_NaN();
