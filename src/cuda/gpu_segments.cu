@@ -647,7 +647,7 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   }
   if (!a.accumulate && clear_all)
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, b.segments * slots * sizeof(std::uint64_t), stream));
-  if (!a.accumulate && w.kind == Kind::offsets && w.segments > 0) {
+  if (!a.accumulate && (w.kind == Kind::offsets || w.kind == Kind::offsets_vectors) && w.segments > 0) {
     const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>((w.segments + 7) / 8, 4096));  // a warp a segment
     clear_unowned<<<blocks, 256, 0, stream>>>(w);
     LEVELHIST_CUDA_CHECK_LAUNCH();
