@@ -31,9 +31,10 @@
 #                 clocks left alone): every launch of the kernels matching NCU_KERNELS (a regex,
 #                 default batch_kernel|clear_unowned) timed, in order (ncu-times.txt), then the
 #                 throughput, stall and occupancy sections of launches NCU_DETAIL (space-separated
-#                 indices among those launches, "A+N" for N from A on, "after:REGEX" for the first
-#                 launch after one of REGEX) in ncu-detail.txt. The benchmark adapts its number of
-#                 calls to their time, which ncu's replays change: a range finds the launches sought
+#                 indices among those launches, "A+N" for N from A on) in ncu-detail.txt. The
+#                 benchmark adapts its number of calls to their time, which ncu's replays change, so
+#                 ncu-times.txt's indices do not name the same launches there: for one case, profile
+#                 bench/experiments/segments_probe (or a program like it) instead
 #   OLD_SOURCE    compare: the source tree of an earlier commit (e.g. from `git archive`), built
 #                 into build-old; its `levelhist bench` and this tree's levelhist-bench then run
 #                 the same COMPARE_RUNS (';'-separated argument lists) alternately, old first,
@@ -198,10 +199,10 @@ if want grid; then
 fi
 if want ncu; then
   kernels=${NCU_KERNELS:-batch_kernel|clear_unowned}
+  bench_args=${NCU_BENCH:---shapes --sections batches --reps 3}
   # shellcheck disable=SC2086
   ncu --clock-control none --kernel-name "regex:$kernels" --metrics gpu__time_duration.sum --csv \
-    ./build-device/levelhist-bench ${NCU_BENCH:---shapes --sections batches --reps 3} --out /tmp/ncu-bench \
-    >/tmp/ncu-times.csv 2>"$out/ncu.log"
+    ./build-device/levelhist-bench $bench_args --out /tmp/ncu-bench >/tmp/ncu-times.csv 2>"$out/ncu.log"
   rc=$?
   [ $rc -ne 0 ] && { tail -5 "$out/ncu.log"; status=1; }
   # One line per launch: index, kernel (its name up to the template arguments), grid, microseconds.
@@ -216,14 +217,7 @@ with open(sys.argv[1], "w") as out:
         out.write(f"{i} {name.split('::')[-1]} {r[g].replace(' ', '')} {float(r[v].replace(',', '')) / 1000:.1f}\n")
 PY
   tail -3 "$out/ncu-times.txt"
-  detail=()
   for d in ${NCU_DETAIL:-}; do
-    if [ "${d#after:}" != "$d" ]; then
-      d=$(awk -v re="${d#after:}" 'prev ~ re && $2 !~ re {print $1; exit} {prev = $2}' "$out/ncu-times.txt")
-    fi
-    [ -n "$d" ] && detail+=("$d")
-  done
-  for d in "${detail[@]}"; do
     count=1
     if [ "${d#*+}" != "$d" ]; then
       count=${d#*+}
@@ -233,10 +227,8 @@ PY
     ncu --clock-control none --kernel-name "regex:$kernels" --launch-skip "$d" --launch-count "$count" \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
       --section MemoryWorkloadAnalysis --section LaunchStats \
-      ./build-device/levelhist-bench ${NCU_BENCH:---shapes --sections batches --reps 3} --out /tmp/ncu-bench \
-      >>"$out/ncu-detail.txt" 2>>"$out/ncu.log"
-    echo "== launches $d+$count (of ncu-times.txt's run: $(awk -v d="$d" '$1 == d' "$out/ncu-times.txt"))" |
-      tee -a "$out/ncu-detail.txt"
+      ./build-device/levelhist-bench $bench_args --out /tmp/ncu-bench >>"$out/ncu-detail.txt" 2>>"$out/ncu.log"
+    echo "== launches $d+$count" | tee -a "$out/ncu-detail.txt"
   done
 fi
 exit $status

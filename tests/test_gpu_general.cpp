@@ -305,11 +305,11 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
 }
 
 // Runs of equal samples: in the shared strategies, even bins remember the
-// last sample a thread found next to an edge, the generic map the last sample
-// (neither maps it again). Runs of 1 to 40 of values on an edge, one ulp
-// either side, -0 and +0 (one bin: they compare equal), NaN (never equal to
-// itself), the range's ends and outside it, so that a thread meets a value
-// equal to its last one, a neighbour of it, and zeros of both signs in turn.
+// last sample a thread found next to an edge and do not map it again. Runs of
+// 1 to 40 of values on an edge, one ulp either side, -0 and +0 (one bin: they
+// compare equal), NaN (never equal to itself), the range's ends and outside
+// it, so that a thread meets a value equal to its last one, a neighbour of it,
+// and zeros of both signs in turn.
 template <class T>
 std::vector<unsigned char> runs_of(const std::vector<T>& values, std::uint64_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);

@@ -92,27 +92,13 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   const std::uint32_t part = blockIdx.x % a.parts;
   const std::uint32_t first = part * a.width;
   const std::uint32_t lane = threadIdx.x & 31;
-  // Even bins remember the last sample next to an edge (EvenMap's
-  // NearEdgeMemo: a constant on an edge otherwise takes the near-edge
-  // comparison on every sample); the generic map, the slowest, the last
-  // sample, whatever it was (NaN never equals itself: always mapped).
-  // (docs/PERFORMANCE-general.md, section 10.)
+  // Even bins remember the last sample a thread found next to an edge
+  // (EvenMap's NearEdgeMemo: a constant on an edge otherwise takes the
+  // near-edge comparison on every sample; docs/PERFORMANCE-general.md, section 10).
   [[maybe_unused]] typename EvenMap<T>::NearEdgeMemo memo;
-  [[maybe_unused]] T last_x{};
-  [[maybe_unused]] std::uint32_t last_s = 0;
-  if constexpr (std::is_same_v<Map, GenericMap<T>>) last_s = map(T{});  // after the barrier, as every map call
   auto slot_of = [&](T x) -> std::uint32_t {
-    if constexpr (std::is_same_v<Map, EvenMap<T>>) {
-      return map(x, memo);
-    } else if constexpr (std::is_same_v<Map, GenericMap<T>>) {
-      if (x != last_x) {
-        last_x = x;
-        last_s = map(x);
-      }
-      return last_s;
-    } else {
-      return map(x);
-    }
+    if constexpr (std::is_same_v<Map, EvenMap<T>>) return map(x, memo);
+    else return map(x);
   };
   auto count = [&](T x) {
     const std::uint32_t s = slot_of(x);
