@@ -257,6 +257,33 @@ void weighted_section(Runner& r, u64 n) {
     std::vector<u64> want(det.output_slots(), 0);  // the reference's doubles, as bits
     Plan(det, Options{"cpu_serial", BackendChoice::cpu, 0}).fill_slots(want.data(), Input::array(x.data(), n, w.data()), false);
     r.plan_run(p, Plan(det, cuda_strategy("gpu_weighted_exact")), Input::array(dx.get(), n, dw.get()), n, want);
+    if (dataset == "uniform") {
+      // The worst case for the plan's guess of the bound: calls alternate
+      // between w and 4 w, whose largest |weight| differ in exponent, so
+      // every call after the first either misses (counts twice) or, after a
+      // miss, finds its bound before it counts. Checked on the first call (w).
+      DeviceMemory dw4(n * 4);
+      std::vector<float> w4(w);
+      for (float& v : w4) v *= 4.0f;
+      LEVELHIST_CUDA_CHECK(cudaMemcpy(dw4.get(), w4.data(), n * 4, cudaMemcpyHostToDevice));
+      const Plan alternating(det, cuda_strategy("gpu_weighted_exact"));
+      Measurement m = proto(name, "uniform, weights w and 4 w by turns", "f32 + f32 weights", n, n * 8);
+      r.limit(m, {{dx.get(), n * 4}, {dw.get(), n * 4}});
+      m.strategy = alternating.strategy().name;
+      const std::size_t ws_bytes = std::max<std::size_t>(alternating.workspace_bytes(n), 256);
+      DeviceMemory ws(ws_bytes), out(det.output_slots() * 8);
+      LEVELHIST_CUDA_CHECK(cudaMemset(ws.get(), 0, ws_bytes));
+      r.gpu(m, [&](u64 call) {
+            alternating.run(Input::array(dx.get(), n, call % 2 ? dw4.get() : dw.get()), out.get(), false, ws.get(),
+                            ws_bytes, r.stream);
+          },
+          [&]() -> std::string {
+            LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(r.stream));
+            std::vector<u64> got(want.size());
+            LEVELHIST_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size() * 8, cudaMemcpyDeviceToHost));
+            return got == want ? "" : "the first call's sums differ from the CPU's";
+          });
+    }
     // Today's kernel: sums in double whose last bits depend on the order; checked loosely.
     const Plan today(Request::weighted(SampleType::f32, SampleType::f32, bins), cuda_strategy("gpu_weighted_shared"));
     Measurement m = p;

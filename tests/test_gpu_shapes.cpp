@@ -18,6 +18,8 @@ TEST(GpuShapes, NeedACudaBuild) { GTEST_SKIP() << "this build has no CUDA backen
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "gpu_test_support.hpp"
@@ -500,13 +502,112 @@ void check_deterministic_cases() {
 
 TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
   LEVELHIST_SKIP_WITHOUT_GPU();
-  for (const char* large : {"", "0"})  // the small calls' tuning, then the large calls' on every case
-    for (const char* split : {"", "0"}) {  // shared 64-bit adds as two 32-bit ones (default), then as one
-      ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
-      ScopedEnv adds("LEVELHIST_EXACT_SPLIT_ADDS", split);
-      SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large + ", LEVELHIST_EXACT_SPLIT_ADDS=" + split);
-      check_deterministic_cases();
+  // Each case's plans are new: their first call has no guess of the bound (it
+  // is found, then counted), the later ones guess it right. Speculation off,
+  // the bound is found by a pass of its own before the counting, as for calls
+  // of several pieces.
+  const char* const settings[][3] = {
+      // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES (the small calls' tuning, then the large calls' on every case),
+      // LEVELHIST_EXACT_SPLIT_ADDS (shared 64-bit adds as two 32-bit ones, then as one),
+      // LEVELHIST_EXACT_SPECULATE
+      {"", "", ""}, {"", "0", ""}, {"0", "", ""}, {"0", "0", ""}, {"", "", "0"}, {"0", "", "0"}};
+  for (const auto& [large, split, speculate] : settings) {
+    ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
+    ScopedEnv adds("LEVELHIST_EXACT_SPLIT_ADDS", split);
+    ScopedEnv guess("LEVELHIST_EXACT_SPECULATE", speculate);
+    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large + ", LEVELHIST_EXACT_SPLIT_ADDS=" + split +
+                 ", LEVELHIST_EXACT_SPECULATE=" + speculate);
+    check_deterministic_cases();
+  }
+}
+
+// Weights of n samples whose largest |weight| is about `scale` (0: all zero;
+// NaN: only non-finite weights, whose bound is 0 too).
+std::vector<float> scaled_weights(std::size_t n, std::uint64_t seed, float scale) {
+  std::vector<float> w = noise<float>(n, seed, -1, 1);
+  for (std::size_t i = 0; i < n; ++i) w[i] = scale != scale ? (i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY) : w[i] * scale;
+  return w;
+}
+
+// One plan, one workspace, calls whose largest weights keep, raise, lower and
+// lose their binary exponent: the guess from the last call is right, wrong
+// both ways, absent, and each call's sums are still the reference's bit for bit.
+TEST(GpuShapes, DeterministicSumsWhateverTheLastCallsBound) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  Request r = Request::weighted(SampleType::f32, SampleType::f32, Binning::even(64, 0, 1));
+  r.deterministic = true;
+  r.weight_squares = true;
+  const Plan plan(r, on_cuda("gpu_weighted_exact"));
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  const std::vector<float> x = noise<float>(n, 31, -0.05, 1.05);
+  const std::uint64_t values = r.output_slots();
+  DeviceBytes workspace(std::max<std::size_t>(plan.workspace_bytes(n), 256)), out(values * 8);
+  LEVELHIST_TEST_CUDA(cudaMemset(workspace.get(), 0, workspace.size()));
+  OnDevice dx(x.data(), n * 4);
+  const float scales[] = {1, 1, 0.75f, 3, 3, 0.001f, 1e30f, 0, 1, NAN, 1, 1, 2.5e-38f, 1};
+  int call = 0;
+  for (const float scale : scales) {
+    const std::vector<float> w = scaled_weights(n, 40 + call, scale);
+    std::vector<double> want(values, 0.0);
+    Plan(r, reference()).fill_slots(want.data(), Input::array(x.data(), n, w.data()), false);
+    OnDevice dw(w.data(), n * 4);
+    plan.run(Input::array(dx.at, n, dw.at), out.get(), /*accumulate=*/false, workspace.get(), workspace.size());
+    std::vector<double> got(values);
+    LEVELHIST_TEST_CUDA(cudaMemcpy(got.data(), out.get(), values * 8, cudaMemcpyDeviceToHost));
+    ASSERT_TRUE(same_bits(got, want)) << "call " << call << ", weights scaled by " << scale;
+    if (call % 4 == 3) {  // a host call between: the same plan and guess, its own workspace
+      std::vector<double> host(values, 0.0);
+      plan.fill_slots(host.data(), Input::array(x.data(), n, w.data()), false);
+      ASSERT_TRUE(same_bits(host, want)) << "host call after " << call;
     }
+    ++call;
+  }
+  std::vector<unsigned char> ws_after(workspace.size());
+  LEVELHIST_TEST_CUDA(cudaMemcpy(ws_after.data(), workspace.get(), ws_after.size(), cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(std::all_of(ws_after.begin(), ws_after.end(), [](unsigned char c) { return c == 0; }))
+      << "the workspace was not left zero";
+}
+
+// Two threads call one plan at once on their own streams and workspaces with
+// weights of different exponents, so each moves the guess the other's blocks
+// may read mid-call: every result is still the reference's.
+TEST(GpuShapes, DeterministicSumsFromTwoStreamsAtOnce) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  Request r = Request::weighted(SampleType::f32, SampleType::f32, Binning::even(256, 0, 1));
+  r.deterministic = true;
+  const Plan plan(r, on_cuda("gpu_weighted_exact"));
+  const std::size_t n = std::size_t{3} << 20;
+  const std::vector<float> x = noise<float>(n, 51, 0, 1);
+  const std::uint64_t values = r.output_slots();
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      const std::vector<float> w = scaled_weights(n, 52 + t, t == 0 ? 1.0f : 1000.0f);
+      std::vector<double> want(values, 0.0);
+      Plan(r, reference()).fill_slots(want.data(), Input::array(x.data(), n, w.data()), false);
+      cudaStream_t stream = nullptr;
+      if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+        failures[t] = "no stream";
+        return;
+      }
+      {
+        DeviceBytes workspace(std::max<std::size_t>(plan.workspace_bytes(n), 256)), out(values * 8);
+        cudaMemset(workspace.get(), 0, workspace.size());
+        OnDevice dx(x.data(), n * 4), dw(w.data(), n * 4);
+        std::vector<double> got(values);
+        for (int call = 0; call < 40 && failures[t].empty(); ++call) {
+          plan.run(Input::array(dx.at, n, dw.at), out.get(), false, workspace.get(), workspace.size(), stream);
+          cudaMemcpyAsync(got.data(), out.get(), values * 8, cudaMemcpyDeviceToHost, stream);
+          cudaStreamSynchronize(stream);
+          if (!same_bits(got, want)) failures[t] = "call " + std::to_string(call) + " differs from the reference";
+        }
+      }
+      cudaStreamDestroy(stream);
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
 }
 
 TEST(GpuShapes, SquaresWithoutDeterminismGoToTheExactKernel) {

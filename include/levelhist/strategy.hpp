@@ -141,9 +141,16 @@ struct RunArgs {
   // Deterministic weights (kCapabilityDeterministic): `weight_bound` points to
   // one double, where the strategy runs, the largest finite |weight| of the
   // whole call (the plan computes it before the call's pieces run, so every
-  // piece and every strategy rounds each weight alike; weights.hpp).
+  // piece and every strategy rounds each weight alike; fixed_point.hpp).
+  // CUDA calls of one piece may instead pass `bound_guess`: the plan's device
+  // word with the bound of its last call (a double's bits; 0 for none). The
+  // strategy then finds the call's bound itself into *weight_bound (zero on
+  // entry) while it counts with the guess's exponent, and counts again with
+  // the found one where the two exponents differ, so the sums are the same
+  // as with the bound given; it updates the guess and leaves *weight_bound zero.
   bool deterministic = false;
-  const double* weight_bound = nullptr;
+  double* weight_bound = nullptr;
+  unsigned long long* bound_guess = nullptr;
   // Squares (kCapabilitySquares): the sums of squared weights, laid out as
   // weight_sums, cleared unless accumulate.
   double* weight_squares = nullptr;

@@ -7,14 +7,30 @@
 // per block in shared memory, the same bin maps, a warp whose 32 samples share
 // one slot adds them up by shuffles and adds once (so constant data is not 32
 // atomics on one address). What is added differs: each weight, rounded to
-// integer quanta of 2^(E - 40) (E from the call's largest |weight|, which the
-// plan found before the launch), as a 64-bit integer. Integer adds give the
+// integer quanta of 2^(E - 40) (E from the call's largest |weight|), as a
+// 64-bit integer. Integer adds give the
 // same sum in any order. Blocks take contiguous ranges of at most 2^21 samples,
 // so a block's 64-bit sums cannot overflow (2^21 x 2^40 < 2^63); each block
 // adds its sums into a 128-bit accumulator per slot in the workspace (two
 // 64-bit atomics and a carry), and the last block (a ticket) turns each into
 // one double, adds it into the caller's sums and clears the workspace.
 // Non-finite weights set flags per slot instead (fixed_point.hpp).
+//
+// E is needed before the first weight is added, and finding it means reading
+// every weight. A call of one piece (the common case) therefore speculates:
+// the plan keeps the bound of its last call on the device, and the counting
+// pass rounds with that bound's exponent while it finds the call's own bound
+// (a maximum a thread and one atomic a warp). Its last block compares the
+// two exponents: equal, the sums are final, as if the bound had been found
+// first; different (or no guess yet, or blocks that read different guesses
+// because another stream's call moved it), it clears the accumulators and a
+// second pass counts again with the found bound. That second kernel is always
+// launched (the host does not wait to learn) and returns at once when it is
+// not needed. The sums depend only on the call's data either way; the guess
+// decides only how long the call takes: one pass over samples and weights
+// when consecutive calls' largest weights share a binary exponent, two passes
+// on a miss, and after a miss the next call first finds its bound alone (a
+// pass over the weights), as calls of several pieces always do.
 //
 // Three choices measured (docs/PERFORMANCE-shapes.md, "Deterministic sums"):
 // the shared 64-bit adds are two native 32-bit adds (shared_add; sm_90's
@@ -29,6 +45,7 @@
 #include "core/env_knob.hpp"
 #include "core/fixed_point.hpp"
 #include "core/strategies.hpp"
+#include "cuda/weight_bound.cuh"
 #include "cuda/weighted_shared.cuh"
 
 namespace levelhist::cuda_detail::exact {
@@ -44,12 +61,28 @@ struct Accumulator {  // a 128-bit sum in the workspace
   long long hi;
 };
 
+// Which pass a launch is (the file's comment).
+enum class Pass : int {
+  given,        // the call's bound was found before: count with it
+  speculative,  // count with the guess's exponent (or, without a guess, find the bound only) while finding the bound
+  again,        // count with the found bound if the speculative pass could not keep its sums, else return
+};
+
+// What `again` holds after a speculative pass that keeps no sums.
+constexpr unsigned kNoGuess = 1;  // the pass found the bound only; the next call may guess it
+constexpr unsigned kMissed = 2;   // the guess's exponent was wrong, or blocks read different guesses
+
 struct ExactArgs {
   const unsigned char* samples;
   const unsigned char* weights;
   std::uint64_t n;
   std::uint64_t per_block;
-  const double* bound;
+  Pass pass;
+  const double* bound;               // given: the call's bound
+  unsigned long long* found;         // speculative, again: the call's bound found while counting (a double's bits)
+  unsigned long long* guess;         // speculative, again: the plan's guess, a bound's bits (0: none)
+  unsigned long long* guess_used;    // 1 + the guess the speculative blocks rounded with (0: none read yet)
+  unsigned* again;                   // 0, kNoGuess or kMissed (bits)
   Accumulator* accum;    // slots (x2 with squares: the squares' after the sums')
   unsigned* flags;       // the same
   unsigned* ticket;
@@ -114,40 +147,63 @@ __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint3
   if (q) shared_add(h + s, q, split);
 }
 
+// The largest finite |weight| of a block's range alone (a speculative pass
+// without a guess): 16-byte loads of the weights where they are aligned.
+template <class W>
+__device__ __forceinline__ bound::MagnitudeBits<W> range_bound(const unsigned char* wbase, std::uint64_t count) {
+  bound::MagnitudeBits<W> m = 0;
+  if (reinterpret_cast<std::uintptr_t>(wbase) % sizeof(W) == 0) {
+    const Split16 sp = split16<W>(wbase, count);
+    const W* w = reinterpret_cast<const W*>(wbase);
+    if (threadIdx.x < sp.head) bound::keep_larger(m, bound::finite_magnitude_bits(w[threadIdx.x]));
+    if (sp.tail + threadIdx.x < count) bound::keep_larger(m, bound::finite_magnitude_bits(w[sp.tail + threadIdx.x]));
+    const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
+    for (std::uint64_t i = threadIdx.x; i < sp.vectors; i += blockDim.x) bound::fold_vector<W>(__ldcs(body + i), m);
+  } else {
+    for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x)
+      bound::keep_larger(m, bound::finite_magnitude_bits(load_unaligned<W>(wbase + i * sizeof(W))));
+  }
+  return m;
+}
+
+// Adds a block's range of samples and weights into its shared sums (smem:
+// the sums, then the squares, then their flags, then the map's table), each
+// weight rounded to quanta of exponent e; `largest` takes the largest finite
+// |weight| the thread saw (the speculative pass's bound).
 template <class T, class W, class Map, class Tuning>
-__global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Map map) {
+__device__ __forceinline__ void count_range(const ExactArgs& a, Map& map, int e, const unsigned char* base,
+                                            const unsigned char* wbase, std::uint64_t count, unsigned char* smem,
+                                            bound::MagnitudeBits<W>& largest) {
   constexpr int K = kPerVector<T>;
-  extern __shared__ __align__(16) unsigned char smem[];
   const bool squares = a.squares != nullptr;
   const std::uint32_t sets = squares ? 2 : 1;
-  long long* h = reinterpret_cast<long long*>(smem);                            // sums, then squares
+  long long* h = reinterpret_cast<long long*>(smem);                                       // sums, then squares
   unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{a.slot_count} * sets * 8);  // their flags
   for (std::uint32_t i = threadIdx.x; i < a.slot_count * sets; i += blockDim.x) h[i] = 0, f[i] = 0;
   map.setup(smem + round_up(std::size_t{a.slot_count} * sets * 12, 16));
   __syncthreads();
-  const int e = fixed::exponent_of(*a.bound);
   const fixed::Quantizer quantize(e), quantize_square(2 * e);
   long long* hq = h + a.slot_count;
   unsigned* fq = f + a.slot_count;
   const unsigned lane = threadIdx.x & 31;
-
-  const std::uint64_t begin = std::uint64_t{blockIdx.x} * a.per_block;
-  const std::uint64_t end = begin + a.per_block < a.n ? begin + a.per_block : a.n;
-  const unsigned char* base = a.samples + begin * sizeof(T);
-  const unsigned char* wbase = a.weights + begin * sizeof(W);
-  const std::uint64_t count = end > begin ? end - begin : 0;
+  // One sample of slot s and its weight w (the warp's lanes together: `s0` is
+  // lane 0's slot, `uniform` whether all lanes have it).
   auto one = [&](std::uint32_t s, double w, bool valid, bool uniform, std::uint32_t s0) {
     add_weight(h, f, s, w, quantize, valid, uniform, s0, a.split_adds);
     if (squares) add_weight(hq, fq, s, square_of(w), quantize_square, valid, uniform, s0, a.split_adds);
+  };
+  // One sample alone (heads, tails, unaligned samples).
+  auto single = [&](std::uint32_t s, W w) {
+    bound::keep_larger(largest, bound::finite_magnitude_bits(w));
+    one(s, static_cast<double>(w), true, false, 0);
   };
   if (reinterpret_cast<std::uintptr_t>(base) % sizeof(T) == 0) {
     const Split16 sp = split16<T>(base, count);
     const T* xs = reinterpret_cast<const T*>(base);
     // Head and tail: at most 2 x 15 samples, one lane each (never uniform).
-    if (threadIdx.x < sp.head) one(map(xs[threadIdx.x]), static_cast<double>(load_unaligned<W>(wbase + threadIdx.x * sizeof(W))), true, false, 0);
+    if (threadIdx.x < sp.head) single(map(xs[threadIdx.x]), load_unaligned<W>(wbase + threadIdx.x * sizeof(W)));
     if (sp.tail + threadIdx.x < count)
-      one(map(xs[sp.tail + threadIdx.x]), static_cast<double>(load_unaligned<W>(wbase + (sp.tail + threadIdx.x) * sizeof(W))),
-          true, false, 0);
+      single(map(xs[sp.tail + threadIdx.x]), load_unaligned<W>(wbase + (sp.tail + threadIdx.x) * sizeof(W)));
     const uint4* body = reinterpret_cast<const uint4*>(base + sp.head * sizeof(T));
     const unsigned char* wbody = wbase + sp.head * sizeof(W);
     constexpr std::size_t kWeightBytes = K * sizeof(W);
@@ -155,6 +211,10 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
     weighted::for_each_vector<T, W, Tuning::kPrefetch>(
         body, wbody, vector_weights, sp.vectors, threadIdx.x - lane, blockDim.x,
         [&](const T(&x)[K], const W(&w)[K], bool valid) {
+          if (valid) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) bound::keep_larger(largest, bound::finite_magnitude_bits(w[k]));
+          }
           if constexpr (K <= 4) {
             std::uint32_t slot[K];
 #pragma unroll
@@ -202,27 +262,101 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
         });
   } else {  // samples not aligned to their size: one unaligned load each
     for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x)
-      one(map(load_unaligned<T>(base + i * sizeof(T))), static_cast<double>(load_unaligned<W>(wbase + i * sizeof(W))),
-          true, false, 0);
+      single(map(load_unaligned<T>(base + i * sizeof(T))), load_unaligned<W>(wbase + i * sizeof(W)));
+  }
+}
+
+template <class T, class W, class Map, class Tuning>
+__global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Map map) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  // What this block does (one thread reads the words every thread must agree on).
+  enum : int { kSkip, kCount, kBoundOnly };
+  __shared__ int block_work, block_exponent;
+  if (threadIdx.x == 0) {
+    int work = kCount, e = 0;
+    if (a.pass == Pass::given) {
+      e = fixed::exponent_of(*a.bound);
+    } else if (a.pass == Pass::again) {
+      work = *reinterpret_cast<volatile unsigned*>(a.again) != 0 ? kCount : kSkip;
+      e = fixed::exponent_of(__longlong_as_double(static_cast<long long>(*reinterpret_cast<volatile unsigned long long*>(a.found))));
+    } else {
+      const unsigned long long g = *reinterpret_cast<volatile unsigned long long*>(a.guess);
+      const unsigned long long old = atomicCAS(a.guess_used, 0ull, g + 1);
+      if (old != 0 && old != g + 1) atomicOr(a.again, kMissed);  // another stream's call moved the guess
+      work = g != 0 ? kCount : kBoundOnly;
+      e = fixed::exponent_of(__longlong_as_double(static_cast<long long>(g)));
+    }
+    block_work = work, block_exponent = e;
   }
   __syncthreads();
-
-  for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
-    add_wide(a.accum + s, h[s]);
-    if (f[s]) atomicOr(a.flags + s, f[s]);
+  const int work = block_work, e = block_exponent;
+  if (work == kSkip) return;  // a second pass that is not needed: every block leaves at once
+  const std::uint64_t begin = std::uint64_t{blockIdx.x} * a.per_block;
+  const std::uint64_t end = begin + a.per_block < a.n ? begin + a.per_block : a.n;
+  const unsigned char* base = a.samples + begin * sizeof(T);
+  const unsigned char* wbase = a.weights + begin * sizeof(W);
+  const std::uint64_t count = end > begin ? end - begin : 0;
+  const bool squares = a.squares != nullptr;
+  const std::uint32_t sets = squares ? 2 : 1;
+  bound::MagnitudeBits<W> largest = 0;  // this thread's largest finite |weight| (speculative pass)
+  if (work == kBoundOnly) {
+    largest = range_bound<W>(wbase, count);
+  } else {
+    count_range<T, W, Map, Tuning>(a, map, e, base, wbase, count, smem, largest);
+    __syncthreads();
+    long long* h = reinterpret_cast<long long*>(smem);
+    unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{a.slot_count} * sets * 8);
+    for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
+      add_wide(a.accum + s, h[s]);
+      if (f[s]) atomicOr(a.flags + s, f[s]);
+    }
   }
+  if (a.pass == Pass::speculative) bound::fold_into<W>(largest, a.found);
   if (!last_block_to_finish(a.ticket)) return;
+
+  // The last block: keep the sums (final, into the caller's), or clear them for the second pass.
+  __shared__ bool keep;
+  __shared__ int final_exponent;
+  __shared__ unsigned long long found;
+  if (threadIdx.x == 0) {
+    bool k = true;
+    int fe = e;
+    unsigned long long b = 0;
+    if (a.pass != Pass::given) {
+      b = *reinterpret_cast<volatile unsigned long long*>(a.found);
+      fe = fixed::exponent_of(__longlong_as_double(static_cast<long long>(b)));
+    }
+    if (a.pass == Pass::speculative) {
+      const unsigned again = *reinterpret_cast<volatile unsigned*>(a.again) | (work == kBoundOnly ? kNoGuess : 0u) |
+                             (work == kCount && fe != e ? kMissed : 0u);
+      k = again == 0;
+      *a.again = again;
+      *a.guess_used = 0;
+    }
+    keep = k, final_exponent = fe, found = b;
+  }
+  __syncthreads();
   for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
     fixed::Wide sum;
     sum.lo = atomicExch(&a.accum[s].lo, 0ull);
     sum.hi = static_cast<long long>(atomicExch(reinterpret_cast<unsigned long long*>(&a.accum[s].hi), 0ull));
     const unsigned flags = atomicExch(a.flags + s, 0u);
+    if (!keep) continue;
     const bool square = s >= a.slot_count;
-    const double v = fixed::to_double(sum, flags, square ? 2 * e : e);
+    const double v = fixed::to_double(sum, flags, square ? 2 * final_exponent : final_exponent);
     double* out = square ? a.squares + (s - a.slot_count) : a.sums + s;
     *out = (a.accumulate ? *out : 0.0) + v;
   }
-  if (threadIdx.x == 0) *a.ticket = 0;
+  if (threadIdx.x == 0) {
+    if (a.pass == Pass::speculative && keep) *a.guess = found, *a.found = 0;
+    if (a.pass == Pass::again) {
+      // After a miss the next call finds its bound first; after a call
+      // without a guess, the next one guesses this call's bound.
+      *a.guess = *a.again == kNoGuess ? found : 0;
+      *a.found = 0, *a.again = 0;
+    }
+    *a.ticket = 0;
+  }
 }
 
 bool supports(const Problem& p, std::string* why_not) {
@@ -262,17 +396,32 @@ void launch_tuned(const RunArgs& a, const Map& map) {
   args.weights = static_cast<const unsigned char*>(a.weights);
   args.n = a.n;
   args.per_block = per_block;
-  args.bound = a.weight_bound;
   args.accum = reinterpret_cast<Accumulator*>(ws);
   args.flags = reinterpret_cast<unsigned*>(ws + round_up(values * sizeof(Accumulator), 256));
-  args.ticket = reinterpret_cast<unsigned*>(ws + round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256));
+  // The ticket, then the speculative pass's words (the last 256 bytes).
+  unsigned char* words = ws + round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256);
+  args.ticket = reinterpret_cast<unsigned*>(words);
+  args.again = reinterpret_cast<unsigned*>(words + 4);
+  args.guess_used = reinterpret_cast<unsigned long long*>(words + 8);
   args.sums = a.weight_sums;
   args.squares = a.weight_squares;
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.accumulate = a.accumulate;
   args.split_adds = ::levelhist::detail::env_knob("LEVELHIST_EXACT_SPLIT_ADDS", 1, 0, 1) != 0;
-  kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  if (!a.bound_guess) {
+    args.pass = Pass::given;
+    args.bound = a.weight_bound;
+    kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
+    LEVELHIST_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  args.found = reinterpret_cast<unsigned long long*>(a.weight_bound);
+  args.guess = a.bound_guess;
+  for (const Pass pass : {Pass::speculative, Pass::again}) {
+    args.pass = pass;
+    kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
+    LEVELHIST_CUDA_CHECK_LAUNCH();
+  }
 }
 
 // The tunings of gpu_weighted_shared (weighted::WeightedPolicy, the same
@@ -281,7 +430,8 @@ void launch_tuned(const RunArgs& a, const Map& map) {
 template <class T, class W, class Map>
 void launch(const RunArgs& a, const Map& map) {
   if (!a.weight_bound)
-    throw Error(ErrorKind::internal, "gpu_weighted_exact ran without the call's weight bound (run it through a Plan)");
+    throw Error(ErrorKind::internal,
+                "gpu_weighted_exact ran without a word for the call's weight bound (run it through a Plan)");
   using Policy = weighted::WeightedPolicy;
   if constexpr (Policy::kHasLargeCalls<T, W>) {
     if (a.n * (sizeof(T) + sizeof(W)) >= weighted::large_call_bytes())

@@ -22,6 +22,7 @@
 #include "cpu/cpu_parallel_fork_join.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "cuda/weight_bound.cuh"
 #include "levelhist/cuda.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/levelhist.hpp"
@@ -218,7 +219,10 @@ void release_host_path_staging(int device) {
 // What a CUDA plan owns on its device.
 struct CudaPlanState {
   int device = -1;
-  unsigned char* plan_memory = nullptr;  // edges, then the strategy's prepared data
+  unsigned char* plan_memory = nullptr;  // edges, then the strategy's prepared data, then the bound's guess
+  // Deterministic sums: the largest |weight| of the last call, which the next
+  // call of one piece rounds with while it finds its own (RunArgs::bound_guess).
+  unsigned long long* bound_guess = nullptr;
   // The host path's workspace and output, made on its first call.
   std::mutex host_mutex;
   void* workspace = nullptr;
@@ -263,6 +267,16 @@ void CudaPlanStateDeleter::operator()(CudaPlanState* state) const noexcept {
   delete state;
 }
 
+// Sums whose strategy rounds every weight alike (deterministic ones) need the
+// call's largest |weight|: its word is the first bytes of the workspace
+// (kBoundBytes), the strategy's own workspace follows. A call of several
+// pieces finds it before any piece runs; a call of one piece lets the
+// strategy find it while it counts, from the plan's guess (RunArgs::bound_guess).
+bool needs_bound(const Plan::Impl& plan) {
+  return plan.request.is_weighted() && (plan.strategy->capabilities & kCapabilityDeterministic) != 0;
+}
+constexpr std::size_t kBoundBytes = 256;
+
 void cuda_bind(Plan::Impl& plan) {
   std::unique_ptr<CudaPlanState, CudaPlanStateDeleter> state(new CudaPlanState);
   const int count = cuda::device_count();
@@ -282,9 +296,14 @@ void cuda_bind(Plan::Impl& plan) {
     edge_offset[k] = edge_bytes;
     if (b.kind() == BinKind::edges) edge_bytes += round_up(b.edge_values().size() * sizeof(double));
   }
-  const std::size_t total = edge_bytes + plan.prepared.size();
+  const std::size_t guess_offset = edge_bytes + round_up(plan.prepared.size());
+  const std::size_t total = guess_offset + (needs_bound(plan) ? sizeof(unsigned long long) : 0);
   if (total > 0) {
     state->plan_memory = static_cast<unsigned char*>(cuda_detail::device_alloc(total, "the plan's bin edges and tables"));
+    if (needs_bound(plan)) {
+      state->bound_guess = reinterpret_cast<unsigned long long*>(state->plan_memory + guess_offset);
+      LEVELHIST_CUDA_CHECK(cudaMemset(state->bound_guess, 0, sizeof(unsigned long long)));
+    }
     for (unsigned k = 0; k < axes; ++k) {
       const Binning& b = *plan.problem.axes[k];
       if (b.kind() == BinKind::edges)
@@ -315,13 +334,6 @@ void cuda_bind(Plan::Impl& plan) {
   plan.cuda = std::move(state);
 }
 
-// Sums whose strategy rounds every weight alike (deterministic ones) need the
-// call's largest |weight| before any piece runs: the plan finds it into the
-// first bytes of the workspace (kBoundBytes), the strategy's own workspace follows.
-bool needs_bound(const Plan::Impl& plan) {
-  return plan.request.is_weighted() && (plan.strategy->capabilities & kCapabilityDeterministic) != 0;
-}
-constexpr std::size_t kBoundBytes = 256;
 
 std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_samples) {
   Problem per_call = plan.problem;
@@ -333,39 +345,10 @@ std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_sampl
 
 namespace {
 
-// The largest finite |weight| of n weights into *bound (a double, zero on
-// entry), as the bits of a non-negative double, which order as integers. The
-// weights' own bits are compared the same way (sign cleared; a value at or
-// above infinity's bits is not finite), so the loop is integer maxima over
-// 16-byte loads, four in flight a thread: the weights are read once more
-// here, at the read limit if possible (it was one byte load at a time).
-__device__ __forceinline__ unsigned finite_magnitude_bits(float w) {
-  const unsigned b = __float_as_uint(w) & 0x7FFFFFFFu;
-  return b < 0x7F800000u ? b : 0u;
-}
-__device__ __forceinline__ unsigned long long finite_magnitude_bits(double w) {
-  const unsigned long long b = static_cast<unsigned long long>(__double_as_longlong(w)) & 0x7FFFFFFFFFFFFFFFull;
-  return b < 0x7FF0000000000000ull ? b : 0u;
-}
-template <class W>
-using MagnitudeBits = std::conditional_t<sizeof(W) == 4, unsigned, unsigned long long>;
-
-template <class B>
-__device__ __forceinline__ void keep_larger(B& m, B b) {
-  m = b > m ? b : m;
-}
-template <class W>
-__device__ __forceinline__ void fold_vector(const uint4& v, MagnitudeBits<W>& m) {
-  if constexpr (sizeof(W) == 4) {
-    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.x)));
-    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.y)));
-    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.z)));
-    keep_larger(m, finite_magnitude_bits(__uint_as_float(v.w)));
-  } else {
-    keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.y), static_cast<int>(v.x))));
-    keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.w), static_cast<int>(v.z))));
-  }
-}
+// The call's largest finite |weight| into *bound (zero on entry; bounds of
+// weight_bound.cuh), before the pieces of a call too long for one run count:
+// the weights are read once more here, 16-byte loads, four in flight a thread.
+using namespace cuda_detail::bound;
 
 constexpr int kBoundThreads = 256;
 constexpr int kBoundLoads = 4;  // 16-byte loads in flight a thread
@@ -395,13 +378,7 @@ __global__ void __launch_bounds__(kBoundThreads) weight_bound_kernel(const unsig
     for (std::uint64_t i = thread; i < n; i += stride)
       keep_larger(m, finite_magnitude_bits(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
   }
-  for (int o = 16; o; o >>= 1) keep_larger(m, static_cast<MagnitudeBits<W>>(__shfl_xor_sync(0xFFFFFFFFu, m, o)));
-  if ((threadIdx.x & 31) == 0 && m > 0) {
-    double magnitude;
-    if constexpr (sizeof(W) == 4) magnitude = static_cast<double>(__uint_as_float(m));
-    else magnitude = __longlong_as_double(static_cast<long long>(m));
-    atomicMax(bound, static_cast<unsigned long long>(__double_as_longlong(magnitude)));
-  }
+  fold_into<W>(m, bound);
 }
 
 template <class W>
@@ -480,19 +457,31 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
     plan.strategy->run(args);
     return;
   }
-  // Deterministic sums: every piece rounds with the whole call's bound.
+  const bool pixels = plan.request.is_pixels();
+  const bool takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
+  // Packed rows are one long row: strategies then stream it as a plain array.
+  const std::uint64_t width = g.packed() ? g.items() : g.width, height = g.packed() ? 1 : g.height;
+  const std::uint64_t row_samples = width * g.channels;
+  const bool rows_per_run = row_samples <= kMaxSamplesPerCall && (height == 1 || takes_rows);
+  // Deterministic sums: every piece rounds with the whole call's bound, found
+  // first where the call has several pieces, else by the strategy as it counts.
+  bool bound_found_first = false;
   if (weighted && needs_bound(plan)) {
     if (workspace_bytes < kBoundBytes)
       throw Error(ErrorKind::usage, "the CUDA workspace is too small for deterministic sums",
                   "allocate Plan::workspace_bytes(n) bytes (zeroed once)", ErrorSubject::workspace);
-    find_weight_bound(*request.weight_type, input.weights, g.items(), d_workspace, static_cast<cudaStream_t>(stream));
+    const bool one_run = rows_per_run && height <= kMaxSamplesPerCall / row_samples;
     args.deterministic = true;
-    args.weight_bound = static_cast<const double*>(d_workspace);
+    args.weight_bound = static_cast<double*>(d_workspace);
+    if (one_run && plan.cuda->bound_guess && env_knob("LEVELHIST_EXACT_SPECULATE", 1, 0, 1) != 0) {
+      args.bound_guess = plan.cuda->bound_guess;
+    } else {
+      find_weight_bound(*request.weight_type, input.weights, g.items(), d_workspace, static_cast<cudaStream_t>(stream));
+      bound_found_first = true;
+    }
     args.workspace = static_cast<unsigned char*>(d_workspace) + kBoundBytes;
     args.workspace_bytes = workspace_bytes - kBoundBytes;
   }
-  const bool pixels = plan.request.is_pixels();
-  const bool takes_rows = (plan.strategy->capabilities & kCapabilityPixels) != 0;
   const auto* base = static_cast<const unsigned char*>(input.samples);
   const auto* weights = static_cast<const unsigned char*>(input.weights);
   bool first = true;
@@ -514,10 +503,7 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
     }
   };
   try {
-    // Packed rows are one long row: strategies then stream it as a plain array.
-    const std::uint64_t width = g.packed() ? g.items() : g.width, height = g.packed() ? 1 : g.height;
-    const std::uint64_t row_samples = width * g.channels;
-    if (row_samples <= kMaxSamplesPerCall && (height == 1 || takes_rows)) {
+    if (rows_per_run) {
       const std::uint64_t rows_per_call = kMaxSamplesPerCall / row_samples;
       for (std::uint64_t r = 0; r < height; r += rows_per_call)
         run(r, 0, width, std::min(rows_per_call, height - r), g.pitch);
@@ -536,7 +522,7 @@ void cuda_run(const Plan::Impl& plan, const Geometry& g, const Input& input, voi
     cudaGetLastError();
     throw;
   }
-  if (args.weight_bound)  // the workspace is left zero, as every call leaves it
+  if (bound_found_first)  // the workspace is left zero, as every call leaves it (the strategy clears its own find)
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(d_workspace, 0, sizeof(double), static_cast<cudaStream_t>(stream)));
 }
 
