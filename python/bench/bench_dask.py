@@ -3,6 +3,7 @@
 
     PYTHONPATH=build/python python3 python/bench/bench_dask.py                  # 4 GiB, 1 and 2 workers
     PYTHONPATH=build/python python3 python/bench/bench_dask.py --gib 1 --workers 1 2 4
+    PYTHONPATH=build/python:<dask-histogram's site> python3 python/bench/bench_dask.py --workers 1 2 4 8 --no-dask-array
 
 4 GiB of uniform float32 samples in 128 MiB chunks, held by the workers
 (persisted before timing), counted into 1024 bins over [0, 1): wall time,
@@ -51,6 +52,8 @@ def main():
     p.add_argument("--chunk-mib", type=int, default=128)
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--no-dask-array", action="store_true",
+                   help="leave out dask.array.histogram (numpy per chunk, the slowest by far)")
     a = p.parse_args()
     try:
         import dask.array as da
@@ -98,8 +101,9 @@ def main():
             rows.append((f"levelhist.dask.histogram, {workers} worker(s)", t))
             if workers == 2:
                 goal = t / single["time"]
-            td = wall(lambda: da.histogram(fresh(x), BINS, (0, 1))[0].compute(), max(1, a.runs // 2))
-            rows.append((f"dask.array.histogram (numpy), {workers} worker(s)", td))
+            if not a.no_dask_array:
+                td = wall(lambda: da.histogram(fresh(x), BINS, (0, 1))[0].compute(), max(1, a.runs // 2))
+                rows.append((f"dask.array.histogram (numpy), {workers} worker(s)", td))
             if dh_histogram is not None:
                 tb = wall(lambda: dh_histogram(fresh(x), bins=BINS, range=(0, 1))[0].compute(), max(1, a.runs // 2))
                 same = np.array_equal(np.asarray(dh_histogram(x, bins=BINS, range=(0, 1))[0].compute()), single["counts"])
