@@ -27,9 +27,10 @@
 //
 // Level performance: each thread keeps the slot and the length of its current
 // run of equal slots and adds the run when it ends, so a constant image costs
-// one shared atomic per run, not per point; with even bins or the generic map
-// it also keeps its last point, and maps a point equal to it no more (points
-// piled on an edge take the near-edge comparison on every coordinate).
+// one shared atomic per run, not per point; with the generic map it also
+// keeps its last point, and maps a point equal to it no more, and with even
+// bins the last coordinate of each axis that fell next to an edge (points
+// piled on an edge would take the near-edge comparison on every coordinate).
 // Separate 8/16-bit or f32 columns aligned to 16 bytes are read with 16-byte
 // loads (16 points of u8 per load per column), and so are 2-D points side by side (x0 y0 x1 y1 ...: 2 points
 // of f32 per load), the next ones in flight while the current ones are
@@ -152,22 +153,28 @@ __device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const M
   return s;
 }
 
-// The last point a thread mapped and its slot: a point equal to the one
-// before it (a constant region, points piled on one spot) is not mapped
-// again. Only for the maps that cost more than the comparison (even bins,
-// whose points on an edge take the near-edge comparison, and the generic
-// map); NaN never equals itself, so such a point is always mapped.
+// What a thread remembers so that a constant region or points piled on one
+// spot are not mapped again and again:
+// - the generic map keeps the last point and its slot, and maps a point
+//   equal to it no more;
+// - even bins keep, per axis, the last coordinate that fell next to an edge
+//   and its bin (EvenMap's NearEdgeMemo): only such a coordinate costs more
+//   than its float guess, so coordinates the guess decides compare with
+//   nothing. Comparing every point, as the generic map does, measured 9%
+//   slower on uniform 2-D f32 points (and 1.2x faster on a constant point on
+//   an edge); comparing the whole point only after one next to an edge, 17%
+//   slower on uniform points and no faster on the constant (H200;
+//   docs/PERFORMANCE-shapes.md, N-d change 8).
+// NaN never equals itself, so such a point or coordinate is always mapped.
 template <class T, class Map>
 struct LastPoint {
-  static constexpr bool kUsed = std::is_same_v<Map, EvenMap<T>> || std::is_same_v<Map, GenericMap<T>>;
   T x[kMaxAxes];
   std::uint32_t slot = 0;
   bool valid = false;
+  typename EvenMap<T>::NearEdgeMemo memo[kMaxAxes];
   __device__ __forceinline__ std::uint32_t slot_of(const T (&p)[kMaxAxes], const Map (&maps)[kMaxAxes], const Work& w,
                                                    unsigned axes) {
-    if constexpr (!kUsed) {
-      return joint::slot_of(p, maps, w, axes);
-    } else {
+    if constexpr (std::is_same_v<Map, GenericMap<T>>) {
       bool same = valid;
 #pragma unroll
       for (unsigned a = 0; a < kMaxAxes; ++a)
@@ -178,6 +185,14 @@ struct LastPoint {
       for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = p[a];
       valid = true;
       return slot;
+    } else if constexpr (std::is_same_v<Map, EvenMap<T>>) {
+      std::uint32_t s = 0;
+#pragma unroll
+      for (unsigned a = 0; a < kMaxAxes; ++a)
+        if (a < axes) s += maps[a](p[a], memo[a]) * w.axis_stride[a];
+      return s;
+    } else {
+      return joint::slot_of(p, maps, w, axes);
     }
   }
 };
@@ -293,8 +308,8 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
       // Points side by side, 16-byte aligned: P whole points a load, two loads
       // a thread in flight while the two before them are counted. Read a
       // coordinate at a time (the path below), 2-D f32 points kept ~8 KB an
-      // SM in flight and ran at 32% of the read limit, 60% this way and 55%
-      // with the last point's comparison (H200; docs/PERFORMANCE-shapes.md).
+      // SM in flight and ran at 32% of the read limit, 60-62% this way (H200;
+      // docs/PERFORMANCE-shapes.md).
       constexpr int E = kPerVector<T>, P = E / 2;
       const uint4* base = reinterpret_cast<const uint4*>(w.columns[0]);
       const std::uint64_t vectors = (p1 - p0) / P;  // p0 is a multiple of 16 points
