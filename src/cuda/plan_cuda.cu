@@ -334,7 +334,6 @@ void cuda_bind(Plan::Impl& plan) {
   plan.cuda = std::move(state);
 }
 
-
 std::size_t cuda_workspace_bytes(const Plan::Impl& plan, std::uint64_t max_samples) {
   Problem per_call = plan.problem;
   per_call.n = std::min(max_samples, kMaxSamplesPerCall);
