@@ -61,6 +61,11 @@ struct Accumulator {  // a 128-bit sum in the workspace
   long long hi;
 };
 
+// E of a bound kept as a double's bits.
+__device__ __forceinline__ int exponent_of_bits(unsigned long long bits) {
+  return fixed::exponent_of(__longlong_as_double(static_cast<long long>(bits)));
+}
+
 // Which pass a launch is (the file's comment).
 enum class Pass : int {
   given,        // the call's bound was found before: count with it
@@ -78,8 +83,7 @@ struct ExactArgs {
   std::uint64_t n;
   std::uint64_t per_block;
   Pass pass;
-  const double* bound;               // given: the call's bound
-  unsigned long long* found;         // speculative, again: the call's bound found while counting (a double's bits)
+  unsigned long long* bound;         // the call's bound (a double's bits): found before (given) or while counting
   unsigned long long* guess;         // speculative, again: the plan's guess, a bound's bits (0: none)
   unsigned long long* guess_used;    // 1 + the guess the speculative blocks rounded with (0: none read yet)
   unsigned* again;                   // 0, kNoGuess or kMissed (bits)
@@ -145,25 +149,6 @@ __device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint3
   if (uniform) return add_warp_run(h, f, s0, q, special, split);
   if (special) atomicOr(f + s, special);
   if (q) shared_add(h + s, q, split);
-}
-
-// The largest finite |weight| of a block's range alone (a speculative pass
-// without a guess): 16-byte loads of the weights where they are aligned.
-template <class W>
-__device__ __forceinline__ bound::MagnitudeBits<W> range_bound(const unsigned char* wbase, std::uint64_t count) {
-  bound::MagnitudeBits<W> m = 0;
-  if (reinterpret_cast<std::uintptr_t>(wbase) % sizeof(W) == 0) {
-    const Split16 sp = split16<W>(wbase, count);
-    const W* w = reinterpret_cast<const W*>(wbase);
-    if (threadIdx.x < sp.head) bound::keep_larger(m, bound::finite_magnitude_bits(w[threadIdx.x]));
-    if (sp.tail + threadIdx.x < count) bound::keep_larger(m, bound::finite_magnitude_bits(w[sp.tail + threadIdx.x]));
-    const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
-    for (std::uint64_t i = threadIdx.x; i < sp.vectors; i += blockDim.x) bound::fold_vector<W>(__ldcs(body + i), m);
-  } else {
-    for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x)
-      bound::keep_larger(m, bound::finite_magnitude_bits(load_unaligned<W>(wbase + i * sizeof(W))));
-  }
-  return m;
 }
 
 // Adds a block's range of samples and weights into its shared sums (smem:
@@ -274,17 +259,15 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   __shared__ int block_work, block_exponent;
   if (threadIdx.x == 0) {
     int work = kCount, e = 0;
-    if (a.pass == Pass::given) {
-      e = fixed::exponent_of(*a.bound);
-    } else if (a.pass == Pass::again) {
-      work = *reinterpret_cast<volatile unsigned*>(a.again) != 0 ? kCount : kSkip;
-      e = fixed::exponent_of(__longlong_as_double(static_cast<long long>(*reinterpret_cast<volatile unsigned long long*>(a.found))));
+    if (a.pass != Pass::speculative) {
+      if (a.pass == Pass::again && *reinterpret_cast<volatile unsigned*>(a.again) == 0) work = kSkip;
+      e = exponent_of_bits(*reinterpret_cast<volatile unsigned long long*>(a.bound));
     } else {
       const unsigned long long g = *reinterpret_cast<volatile unsigned long long*>(a.guess);
       const unsigned long long old = atomicCAS(a.guess_used, 0ull, g + 1);
       if (old != 0 && old != g + 1) atomicOr(a.again, kMissed);  // another stream's call moved the guess
       work = g != 0 ? kCount : kBoundOnly;
-      e = fixed::exponent_of(__longlong_as_double(static_cast<long long>(g)));
+      e = exponent_of_bits(g);
     }
     block_work = work, block_exponent = e;
   }
@@ -300,7 +283,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   const std::uint32_t sets = squares ? 2 : 1;
   bound::MagnitudeBits<W> largest = 0;  // this thread's largest finite |weight| (speculative pass)
   if (work == kBoundOnly) {
-    largest = range_bound<W>(wbase, count);
+    largest = bound::range_bound<W>(wbase, count, threadIdx.x, blockDim.x);
   } else {
     count_range<T, W, Map, Tuning>(a, map, e, base, wbase, count, smem, largest);
     __syncthreads();
@@ -311,7 +294,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
       if (f[s]) atomicOr(a.flags + s, f[s]);
     }
   }
-  if (a.pass == Pass::speculative) bound::fold_into<W>(largest, a.found);
+  if (a.pass == Pass::speculative) bound::fold_into<W>(largest, a.bound);
   if (!last_block_to_finish(a.ticket)) return;
 
   // The last block: keep the sums (final, into the caller's), or clear them for the second pass.
@@ -320,12 +303,8 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   __shared__ unsigned long long found;
   if (threadIdx.x == 0) {
     bool k = true;
-    int fe = e;
-    unsigned long long b = 0;
-    if (a.pass != Pass::given) {
-      b = *reinterpret_cast<volatile unsigned long long*>(a.found);
-      fe = fixed::exponent_of(__longlong_as_double(static_cast<long long>(b)));
-    }
+    const unsigned long long b = *reinterpret_cast<volatile unsigned long long*>(a.bound);
+    const int fe = exponent_of_bits(b);  // e, but for a speculative pass whose guess missed
     if (a.pass == Pass::speculative) {
       const unsigned again = *reinterpret_cast<volatile unsigned*>(a.again) | (work == kBoundOnly ? kNoGuess : 0u) |
                              (work == kCount && fe != e ? kMissed : 0u);
@@ -348,12 +327,14 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
     *out = (a.accumulate ? *out : 0.0) + v;
   }
   if (threadIdx.x == 0) {
-    if (a.pass == Pass::speculative && keep) *a.guess = found, *a.found = 0;
+    // The bound stays for the given pass (every piece of the call reads it;
+    // the plan clears it after the last).
+    if (a.pass == Pass::speculative && keep) *a.guess = found, *a.bound = 0;
     if (a.pass == Pass::again) {
       // After a miss the next call finds its bound first; after a call
       // without a guess, the next one guesses this call's bound.
       *a.guess = *a.again == kNoGuess ? found : 0;
-      *a.found = 0, *a.again = 0;
+      *a.bound = 0, *a.again = 0;
     }
     *a.ticket = 0;
   }
@@ -408,14 +389,13 @@ void launch_tuned(const RunArgs& a, const Map& map) {
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.accumulate = a.accumulate;
   args.split_adds = ::levelhist::detail::env_knob("LEVELHIST_EXACT_SPLIT_ADDS", 1, 0, 1) != 0;
+  args.bound = reinterpret_cast<unsigned long long*>(a.weight_bound);  // written as bits, by atomicMax
   if (!a.bound_guess) {
     args.pass = Pass::given;
-    args.bound = a.weight_bound;
     kernel<<<static_cast<unsigned>(blocks), Tuning::kThreads, smem, stream_of(a)>>>(args, map);
     LEVELHIST_CUDA_CHECK_LAUNCH();
     return;
   }
-  args.found = reinterpret_cast<unsigned long long*>(a.weight_bound);
   args.guess = a.bound_guess;
   for (const Pass pass : {Pass::speculative, Pass::again}) {
     args.pass = pass;

@@ -350,40 +350,18 @@ namespace {
 using namespace cuda_detail::bound;
 
 constexpr int kBoundThreads = 256;
-constexpr int kBoundLoads = 4;  // 16-byte loads in flight a thread
 
 template <class W>
 __global__ void __launch_bounds__(kBoundThreads) weight_bound_kernel(const unsigned char* weights, std::uint64_t n,
                                                                      unsigned long long* bound) {
-  MagnitudeBits<W> m = 0;
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  if (reinterpret_cast<std::uintptr_t>(weights) % sizeof(W) == 0) {
-    const cuda_detail::general::Split16 sp = cuda_detail::general::split16<W>(weights, n);
-    const W* w = reinterpret_cast<const W*>(weights);
-    if (thread < sp.head) keep_larger(m, finite_magnitude_bits(w[thread]));
-    if (sp.tail + thread < n) keep_larger(m, finite_magnitude_bits(w[sp.tail + thread]));
-    const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
-    std::uint64_t i = thread;
-    for (; i + (kBoundLoads - 1) * stride < sp.vectors; i += kBoundLoads * stride) {
-      uint4 v[kBoundLoads];
-#pragma unroll
-      for (int k = 0; k < kBoundLoads; ++k) v[k] = __ldcs(body + i + k * stride);
-#pragma unroll
-      for (int k = 0; k < kBoundLoads; ++k) fold_vector<W>(v[k], m);
-    }
-    for (; i < sp.vectors; i += stride) fold_vector<W>(__ldcs(body + i), m);
-  } else {  // weights not aligned to their size: one unaligned load each
-    for (std::uint64_t i = thread; i < n; i += stride)
-      keep_larger(m, finite_magnitude_bits(cuda_detail::load_unaligned<W>(weights + i * sizeof(W))));
-  }
-  fold_into<W>(m, bound);
+  fold_into<W>(range_bound<W>(weights, n, thread, std::uint64_t{gridDim.x} * blockDim.x), bound);
 }
 
 template <class W>
 void launch_weight_bound(const unsigned char* weights, std::uint64_t n, unsigned long long* bound, cudaStream_t stream) {
   auto kernel = weight_bound_kernel<W>;
-  const std::uint64_t per_block = std::uint64_t{kBoundThreads} * kBoundLoads * (16 / sizeof(W));
+  const std::uint64_t per_block = std::uint64_t{kBoundThreads} * kRangeLoads * (16 / sizeof(W));
   const int resident = std::max(1, cuda_detail::resident_blocks(kernel, kBoundThreads));
   const auto blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(n / per_block + 1, 1, resident));
   kernel<<<blocks, kBoundThreads, 0, stream>>>(weights, n, bound);

@@ -8,6 +8,8 @@
 #pragma once
 #include <type_traits>
 
+#include "cuda/general_common.cuh"
+
 namespace levelhist::cuda_detail::bound {
 
 __device__ __forceinline__ unsigned finite_magnitude_bits(float w) {
@@ -36,6 +38,39 @@ __device__ __forceinline__ void fold_vector(const uint4& v, MagnitudeBits<W>& m)
     keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.y), static_cast<int>(v.x))));
     keep_larger(m, finite_magnitude_bits(__hiloint2double(static_cast<int>(v.w), static_cast<int>(v.z))));
   }
+}
+
+inline constexpr int kRangeLoads = 4;  // range_bound's 16-byte loads in flight a thread
+
+// The largest finite |weight| of those of n weights at `weights` that this
+// thread visits: 16-byte vectors first, first + stride, ..., four loads in
+// flight (and, for first < 15, the weights before the first vector and after
+// the last), where the weights are aligned to their size; else one unaligned
+// load each, first, first + stride, ...
+template <class W>
+__device__ __forceinline__ MagnitudeBits<W> range_bound(const unsigned char* weights, std::uint64_t n,
+                                                        std::uint64_t first, std::uint64_t stride) {
+  MagnitudeBits<W> m = 0;
+  if (reinterpret_cast<std::uintptr_t>(weights) % sizeof(W) == 0) {
+    const general::Split16 sp = general::split16<W>(weights, n);
+    const W* w = reinterpret_cast<const W*>(weights);
+    if (first < sp.head) keep_larger(m, finite_magnitude_bits(w[first]));
+    if (sp.tail + first < n) keep_larger(m, finite_magnitude_bits(w[sp.tail + first]));
+    const uint4* body = reinterpret_cast<const uint4*>(w + sp.head);
+    std::uint64_t i = first;
+    for (; i + (kRangeLoads - 1) * stride < sp.vectors; i += kRangeLoads * stride) {
+      uint4 v[kRangeLoads];
+#pragma unroll
+      for (int k = 0; k < kRangeLoads; ++k) v[k] = __ldcs(body + i + k * stride);
+#pragma unroll
+      for (int k = 0; k < kRangeLoads; ++k) fold_vector<W>(v[k], m);
+    }
+    for (; i < sp.vectors; i += stride) fold_vector<W>(__ldcs(body + i), m);
+  } else {
+    for (std::uint64_t i = first; i < n; i += stride)
+      keep_larger(m, finite_magnitude_bits(load_unaligned<W>(weights + i * sizeof(W))));
+  }
+  return m;
 }
 
 // Folds each lane's maximum m into *bound (the bits of a double): a warp's
