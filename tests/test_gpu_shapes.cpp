@@ -309,7 +309,16 @@ TEST(GpuShapes, BatchesOfManyItemsABlock) {
     check_segments(Request::segments(SampleType::u8, u8, n / 100000), whole, {}, "equal segments of 100000" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), x, offsets, "offsets" + how);
     check_segments(Request::segments(SampleType::u8, u8, n / 4096), x, {}, "equal segments of 4096" + how);
-    check_tiles<std::uint8_t>(u8, 8192, 4096, 0, 8, 8, 14, how);  // 1024 x 512 tiles: 32 bands of 16 rows each
+    // A block a tile column (the default) and tile by tile: 1024 x 512 tiles
+    // (32 bands of 16 rows each), and 7 x 5 tiles of 1171 x 820 that do not
+    // divide the image (bands of 13 rows, the last one shorter; 7 columns do
+    // not divide the resident blocks).
+    for (const char* groups : {"1", "0"}) {
+      ScopedEnv order("LEVELHIST_TILE_COLUMN_GROUPS", groups);
+      const std::string tiles_how = how + ", column groups " + groups;
+      check_tiles<std::uint8_t>(u8, 8192, 4096, 0, 8, 8, 14, tiles_how);
+      check_tiles<std::uint8_t>(u8, 8193, 4100, 15, 5, 7, 15, tiles_how);
+    }
   }
 }
 

@@ -29,7 +29,9 @@
 // A block takes a contiguous range of items, so that consecutive items of one
 // long segment or one tile are counted into the same shared histogram and
 // written out once, when the block leaves that segment, instead of once per
-// item. Samples are read with 16-byte loads where the pointer allows and
+// item (tiles of several bands: a block takes bands of one tile column, and
+// neighbouring blocks the neighbouring columns, so that the reads in flight
+// are whole rows of the image). Samples are read with 16-byte loads where the pointer allows and
 // mapped to slots by the exact bin maps of general_common.cuh. 8-bit equal
 // segments of whole vectors and 8-bit segments by offsets load an item's
 // 16 KiB at once (four vectors a thread; for offsets also the bounds of the
@@ -94,6 +96,9 @@ struct Work {
   // tiles
   std::uint64_t width, height, pitch, tile_width, tile_height, rows_per_band, bands;
   std::uint32_t tile_cols;
+  // Tiles of several bands: 0, or the blocks per tile column (the grid is
+  // column_groups x tile_cols blocks; block b counts tile column b % tile_cols).
+  std::uint32_t column_groups;
   std::uint64_t* out;
   std::uint32_t slots;
   std::uint32_t copies;  // WarpCopies: histogram copies in shared memory (a power of two <= kWarps)
@@ -387,7 +392,7 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
   // division is ~100 instructions a thread, and a band of a tile took five,
   // more than the counting of its 16 KiB (256 instructions a thread).
   const std::uint64_t item_begin = w.items * blockIdx.x / gridDim.x, item_end = w.items * (blockIdx.x + 1) / gridDim.x;
-  if (item_begin >= item_end) return;
+  if (item_begin >= item_end && w.column_groups == 0) return;
   switch (w.kind) {
     case Kind::equal_owned: {  // whole segments, w.chunk / w.length of them per item
       const std::uint64_t per_item = w.chunk / w.length;
@@ -510,10 +515,30 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
       break;
     case Kind::tiles: {  // item = band `band` of tile `tile` (row `tile_row`, column `tile_col` of the grid)
       // (band < bands <= tile_height, tile_row <= height, tile_col < tile_cols: 32 bits each)
-      std::uint64_t tile = item_begin / w.bands;
-      auto band = static_cast<std::uint32_t>(item_begin % w.bands);
-      auto tile_row = static_cast<std::uint32_t>(tile / w.tile_cols), tile_col = static_cast<std::uint32_t>(tile % w.tile_cols);
-      for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
+      std::uint64_t tile, count;
+      std::uint32_t band, tile_row, tile_col;
+      if (w.column_groups == 0) {  // items in the order tile by tile, band by band
+        tile = item_begin / w.bands;
+        band = static_cast<std::uint32_t>(item_begin % w.bands);
+        tile_row = static_cast<std::uint32_t>(tile / w.tile_cols);
+        tile_col = static_cast<std::uint32_t>(tile % w.tile_cols);
+        count = item_end - item_begin;
+      } else {
+        // One tile column a block, the column's bands (tile row by tile row)
+        // shared among column_groups blocks. Blocks b and b + 1 read the same
+        // rows of neighbouring tiles at about the same time, so the grid's
+        // reads in flight are whole image rows, not pieces of a tile's width
+        // (2 KiB of 16 KiB rows for 8 x 8 tiles of a 16384^2 image).
+        tile_col = blockIdx.x % w.tile_cols;
+        const std::uint32_t group = blockIdx.x / w.tile_cols;
+        const std::uint64_t per_column = w.items / w.tile_cols;  // tile_rows * bands
+        const std::uint64_t first = per_column * group / w.column_groups;
+        count = per_column * (group + 1) / w.column_groups - first;
+        tile_row = static_cast<std::uint32_t>(first / w.bands);
+        band = static_cast<std::uint32_t>(first % w.bands);
+        tile = std::uint64_t{tile_row} * w.tile_cols + tile_col;
+      }
+      for (std::uint64_t left = count; left > 0; --left) {
         const std::uint64_t r0 = tile_row * w.tile_height + band * w.rows_per_band;
         const std::uint64_t tile_end = min(w.height, (tile_row + std::uint64_t{1}) * w.tile_height);
         const std::uint64_t r1 = min(tile_end, r0 + w.rows_per_band);
@@ -523,10 +548,15 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
         else if (left == 1 || band + 1 == w.bands) c.flush(w, w.out + tile * w.slots, false);
         if (++band == w.bands) {
           band = 0;
-          ++tile;
-          if (++tile_col == w.tile_cols) {
-            tile_col = 0;
+          if (w.column_groups != 0) {  // the next tile down the column
             ++tile_row;
+            tile += w.tile_cols;
+          } else {
+            ++tile;
+            if (++tile_col == w.tile_cols) {
+              tile_col = 0;
+              ++tile_row;
+            }
           }
         }
       }
@@ -574,13 +604,27 @@ bool supports(const Problem& p, std::string* why_not) {
 
 std::size_t no_workspace(const Problem&) { return 0; }
 
+// Whether tiles of several bands are counted a tile column a block
+// (Work::column_groups); the study knob LEVELHIST_TILE_COLUMN_GROUPS=0 measures
+// the order tile by tile.
+bool tile_column_groups_wanted() {
+  return ::levelhist::detail::env_knob("LEVELHIST_TILE_COLUMN_GROUPS", 1, 0, 1) != 0;
+}
+
 template <class T, class Map, class Counters>
-void launch_kernel(const Work& w, const Map& map, cudaStream_t stream) {
+void launch_kernel(Work w, const Map& map, cudaStream_t stream) {
   auto kernel = batch_kernel<T, Map, Counters>;
   allow_large_shared(kernel);
   const std::size_t smem = Counters::counter_bytes(w) + map.table_bytes();
-  const int resident = resident_blocks_with(kernel, kThreads, smem);
-  const std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, std::max(resident, 1));
+  const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
+  std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, resident);
+  // A block a tile column where the grid's whole groups of tile_cols blocks
+  // leave at most an eighth of the resident blocks out.
+  if (w.kind == Kind::tiles && w.bands > 1 && w.tile_cols > 1 && w.items >= resident &&
+      resident % w.tile_cols <= resident / 8 && w.tile_cols <= resident && tile_column_groups_wanted()) {
+    w.column_groups = static_cast<std::uint32_t>(resident / w.tile_cols);
+    blocks = std::uint64_t{w.column_groups} * w.tile_cols;
+  }
   kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(w, map);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
