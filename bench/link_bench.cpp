@@ -434,13 +434,13 @@ void gpu_rows(Table& table, const LinkOptions& o, unsigned char* pageable, std::
     };
     together_row("together, pageable source", static_cast<const unsigned char*>(pageable), gpu_pageable);
     together_row("together, pinned source", static_cast<const unsigned char*>(pinned.p), gpu_pinned);
-    // Pageable memory again with the CPU side's threads leaving a core to
-    // each staging thread (LEVELHIST_HYBRID_CPU_THREADS), where there are cores to spare.
+    // Pageable memory again with the CPU side on every core beside the
+    // staging threads (LEVELHIST_HYBRID_CPU_THREADS): the rule before the
+    // default left the staging threads their cores, measured beside it.
     const unsigned staging = std::min(8u, cores());
     if (cores() > staging) {
-      const unsigned threads = cores() - staging;
-      ::setenv("LEVELHIST_HYBRID_CPU_THREADS", std::to_string(threads).c_str(), 1);
-      together_row("together, pageable source, CPU side " + std::to_string(threads) + " threads",
+      ::setenv("LEVELHIST_HYBRID_CPU_THREADS", std::to_string(cores()).c_str(), 1);
+      together_row("together, pageable source, CPU side " + std::to_string(cores()) + " threads (all cores)",
                    static_cast<const unsigned char*>(pageable), gpu_pageable);
       ::unsetenv("LEVELHIST_HYBRID_CPU_THREADS");
     }

@@ -65,11 +65,21 @@ double env_number(const char* name, double fallback) {
 }
 
 // The CPU side's threads in a shared call: LEVELHIST_HYBRID_CPU_THREADS
-// where set (a study knob: fewer counting threads leave cores to the staging
-// threads of pageable memory), else the CPU plan's own.
-unsigned shared_cpu_threads(const Plan::Impl& cpu_plan) {
+// where set (a study knob), else the CPU plan's own where it names a number.
+// With all cores (Options::threads 0) and a pageable source, the cores less
+// the GPU side's staging threads: those copy every byte the GPU counts into
+// pinned buffers at the same time, and 16 counting threads beside 8 staging
+// ones on 16 cores shared worse than 8 beside 8 (H200 machine, 1 GiB, four
+// runs: 1.12, 1.03, 0.97, 1.04x the better side alone against 1.33, 1.18,
+// 1.08, 1.19x; docs/BENCHMARKS.md, docs/PERFORMANCE.md). A pinned source is
+// copied without staging: every core counts.
+unsigned shared_cpu_threads(const Plan::Impl& cpu_plan, bool pinned) {
   const auto knob = static_cast<unsigned>(env_knob("LEVELHIST_HYBRID_CPU_THREADS", 0, 0, 1024));
-  return knob ? knob : cpu_plan.base.threads;
+  if (knob) return knob;
+  if (cpu_plan.base.threads != 0 || pinned) return cpu_plan.base.threads;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned staging = host_path_staging_threads();
+  return cores > staging ? cores - staging : cpu_plan.base.threads;
 }
 
 }  // namespace
@@ -153,7 +163,7 @@ void hybrid_fill(const Plan::Impl& plan, const Geometry& g, const Input& input, 
     if (side == 0) cuda_fill(plan, geometry_of(plan.request, cuda_part), cuda_part, cuda_out.data());
     else
       cpu_fill(*plan.cpu_partner, geometry_of(plan.request, cpu_part), cpu_part, cpu_out.data(), /*accumulate=*/false,
-               shared_cpu_threads(*plan.cpu_partner));
+               shared_cpu_threads(*plan.cpu_partner, pinned));
     seconds[side] = std::chrono::duration<double>(Clock::now() - start).count();
   });
   const double wall = std::chrono::duration<double>(Clock::now() - shared_start).count();

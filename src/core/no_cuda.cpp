@@ -34,6 +34,7 @@ void cuda_run(const Plan::Impl&, const Geometry&, const Input&, void*, bool, voi
 void cuda_fill(const Plan::Impl&, const Geometry&, const Input&, void*) { no_cuda(); }
 std::uint64_t cuda_fill_source(const Plan::Impl&, Source&, void*) { no_cuda(); }
 void release_host_path_staging(int) {}
+unsigned host_path_staging_threads() { return 0; }
 bool host_memory_is_pinned(const void*, std::size_t) { return false; }
 void inject_cuda_fault_after(unsigned) {}
 

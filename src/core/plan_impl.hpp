@@ -128,6 +128,10 @@ inline std::uint64_t part_units(const Geometry& g) { return g.packed() ? g.items
 // cudaHostAlloc, cudaHostRegister), which the host path copies from without
 // staging; false in a build without CUDA.
 bool host_memory_is_pinned(const void* p, std::size_t bytes);
+// The threads that copy pageable host memory into the host path's pinned
+// buffers (LEVELHIST_STAGING_THREADS, by default the cores, at most 8); 0 in a
+// build without CUDA.
+unsigned host_path_staging_threads();
 // Frees the host path's staging buffers of `device` (by default two pinned
 // chunks of 16 MiB per staging thread and four device chunks, twice that with
 // weights; made again by the next call that needs them). Waits for a call in

@@ -207,6 +207,8 @@ bool injected_fault_due() {
 
 }  // namespace
 
+unsigned host_path_staging_threads() { return staging_threads(); }
+
 void inject_cuda_fault_after(unsigned pieces) { g_fault_countdown.store(pieces, std::memory_order_relaxed); }
 
 void release_host_path_staging(int device) {
