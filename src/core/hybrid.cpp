@@ -69,9 +69,9 @@ double env_number(const char* name, double fallback) {
 // With all cores (Options::threads 0) and a pageable source, the cores less
 // the GPU side's staging threads: those copy every byte the GPU counts into
 // pinned buffers at the same time, and 16 counting threads beside 8 staging
-// ones on 16 cores shared worse than 8 beside 8 (H200 machine, 1 GiB, four
-// runs: 1.12, 1.03, 0.97, 1.04x the better side alone against 1.33, 1.18,
-// 1.08, 1.19x; docs/BENCHMARKS.md, docs/PERFORMANCE.md). A pinned source is
+// ones on 16 cores shared worse than 8 beside 8 (H200 machine, 1 GiB, seven
+// runs each: median 1.04x the better side alone, 0.97-1.21, against 1.18x,
+// 1.08-1.33; docs/BENCHMARKS.md, docs/PERFORMANCE.md). A pinned source is
 // copied without staging: every core counts.
 unsigned shared_cpu_threads(const Plan::Impl& cpu_plan, bool pinned) {
   const auto knob = static_cast<unsigned>(env_knob("LEVELHIST_HYBRID_CPU_THREADS", 0, 0, 1024));
