@@ -592,29 +592,29 @@ TEST(GpuShapes, DeterministicSumsFromTwoStreamsAtOnce) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&, t] {
-      const std::vector<float> w = scaled_weights(n, 52 + t, t == 0 ? 1.0f : 1000.0f);
-      std::vector<double> want(values, 0.0);
-      Plan(r, reference()).fill_slots(want.data(), Input::array(x.data(), n, w.data()), false);
       cudaStream_t stream = nullptr;
       if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
         failures[t] = "no stream";
         return;
       }
-      {
+      // Everything that can throw (the reference, the device memory, the
+      // calls) inside: an exception must not cross the thread's end.
+      try {
+        const std::vector<float> w = scaled_weights(n, 52 + t, t == 0 ? 1.0f : 1000.0f);
+        std::vector<double> want(values, 0.0);
+        Plan(r, reference()).fill_slots(want.data(), Input::array(x.data(), n, w.data()), false);
         DeviceBytes workspace(std::max<std::size_t>(plan.workspace_bytes(n), 256)), out(values * 8);
-        cudaMemset(workspace.get(), 0, workspace.size());
+        LEVELHIST_TEST_CUDA(cudaMemset(workspace.get(), 0, workspace.size()));
         OnDevice dx(x.data(), n * 4), dw(w.data(), n * 4);
         std::vector<double> got(values);
-        try {
-          for (int call = 0; call < 40 && failures[t].empty(); ++call) {
-            plan.run(Input::array(dx.at, n, dw.at), out.get(), false, workspace.get(), workspace.size(), stream);
-            cudaMemcpyAsync(got.data(), out.get(), values * 8, cudaMemcpyDeviceToHost, stream);
-            cudaStreamSynchronize(stream);
-            if (!same_bits(got, want)) failures[t] = "call " + std::to_string(call) + " differs from the reference";
-          }
-        } catch (const std::exception& e) {  // not across the thread's end: the test reports it
-          failures[t] = e.what();
+        for (int call = 0; call < 40 && failures[t].empty(); ++call) {
+          plan.run(Input::array(dx.at, n, dw.at), out.get(), false, workspace.get(), workspace.size(), stream);
+          LEVELHIST_TEST_CUDA(cudaMemcpyAsync(got.data(), out.get(), values * 8, cudaMemcpyDeviceToHost, stream));
+          LEVELHIST_TEST_CUDA(cudaStreamSynchronize(stream));
+          if (!same_bits(got, want)) failures[t] = "call " + std::to_string(call) + " differs from the reference";
         }
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
       }
       cudaStreamDestroy(stream);
     });

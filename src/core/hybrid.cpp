@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/env_knob.hpp"
@@ -77,9 +76,8 @@ unsigned shared_cpu_threads(const Plan::Impl& cpu_plan, bool pinned) {
   const auto knob = static_cast<unsigned>(env_knob("LEVELHIST_HYBRID_CPU_THREADS", 0, 0, 1024));
   if (knob) return knob;
   if (cpu_plan.base.threads != 0 || pinned) return cpu_plan.base.threads;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned staging = host_path_staging_threads();
-  return cores > staging ? cores - staging : cpu_plan.base.threads;
+  const unsigned cores = cpu_parallel_detail::hardware_cores(), staging = host_path_staging_threads();
+  return cores > staging ? cores - staging : 0;
 }
 
 }  // namespace
@@ -92,7 +90,7 @@ HybridModel& hybrid_model() {
   // copy), both measured on an H100 host; a GPU call
   // costs ~0.3 ms before its first byte (threads, events, the histogram's copy
   // back), a CPU call ~0.05 ms.
-  static const double cpu_rate = 4.5e9 * std::max(1u, std::thread::hardware_concurrency());
+  static const double cpu_rate = 4.5e9 * cpu_parallel_detail::hardware_cores();
   static HybridModel model{
       RateEstimate(cpu_rate),
       RateEstimate(45e9),

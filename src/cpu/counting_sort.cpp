@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-#include <thread>
 #include <type_traits>
 
 #include "cpu/cpu_parallel_fork_join.hpp"
@@ -61,7 +60,7 @@ void expand_runs(SampleType type, std::span<const std::uint64_t> counts, void* o
   std::exclusive_scan(counts.begin(), counts.end(), starts.begin(), std::uint64_t{0});
   starts.back() = n;
   const double lower = Binning::per_value(type).lower();
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = cpu_parallel_detail::threads_or_cores(threads);
   const unsigned parts = static_cast<unsigned>(std::min<std::uint64_t>(threads, n / kMinSamplesPerPart + 1));
   auto* bytes = static_cast<unsigned char*>(out);
   cpu_parallel_detail::fork_join(parts, [&](unsigned part) {

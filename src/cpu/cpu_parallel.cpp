@@ -32,7 +32,6 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -105,13 +104,6 @@ struct Plan {
   std::optional<UnitOffsetBins> unit;
 };
 
-unsigned requested_threads(unsigned threads) {
-  // hardware_concurrency() reads the system's CPU list on every call: 65 us
-  // a call was measured on a loaded 2-core machine, 200 times the counting of a
-  // small call. Asked once per process.
-  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return threads ? threads : cores;
-}
 
 // The least input a worker gets, by method: enough for about 50 us of
 // counting at the method's speed on one core, well above what starting and
@@ -135,7 +127,7 @@ Plan choose_plan(const RunArgs& a) {
                         : unit                                      ? Method::unit_offset
                                                                     : Method::per_sample;
   const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * size / min_bytes_per_worker(method));
-  unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(requested_threads(a.threads), useful));
+  unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(cpu_parallel_detail::threads_or_cores(a.threads), useful));
   if (method == Method::raw_bytes || method == Method::raw_words) return {method, workers, 1, unit};
   // Private tables of slots() counters: split into sub-tables while small; no
   // more workers than the memory budget allows or than there are samples to

@@ -17,7 +17,6 @@
 #include <bit>
 #include <cstring>
 #include <mutex>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -38,11 +37,9 @@ constexpr std::uint64_t kAxesChunkPoints = std::uint64_t{1} << 16;
 constexpr std::uint64_t kFlushPoints = std::uint64_t{1} << 26;
 constexpr std::uint64_t kPrivateTableBudgetBytes = std::uint64_t{256} << 20;
 
-unsigned threads_of(unsigned threads) { return threads ? threads : std::max(1u, std::thread::hardware_concurrency()); }
-
 unsigned workers_for(unsigned threads, std::uint64_t bytes, std::uint64_t items) {
   const std::uint64_t useful = std::max<std::uint64_t>(1, bytes / kMinBytesPerWorker);
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads_of(threads), useful, items})));
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads_or_cores(threads), useful, items})));
 }
 
 template <class T>

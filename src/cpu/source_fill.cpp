@@ -27,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <thread>
 #include <vector>
 
 #include "core/plan_impl.hpp"
@@ -55,11 +54,6 @@ constexpr std::size_t kBufferBytes16 = std::size_t{32} << 20;
 // The workers' private counters together stay within this; fewer workers run
 // when more would exceed it (one worker counts into the output directly).
 constexpr std::uint64_t kPrivateCountersBudgetBytes = std::uint64_t{256} << 20;
-
-unsigned worker_threads(unsigned threads) {
-  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return threads ? threads : cores;
-}
 
 std::unique_ptr<unsigned char[]> buffer_of(std::size_t bytes) {
   try {
@@ -194,7 +188,7 @@ std::uint64_t cpu_fill_source(const Plan::Impl& plan, Source& source, void* out)
   Reading reading{plan, source, r.layout.channels * sample_size(r.type), cpu_source_buffer_bytes(r), r.output_slots()};
   const std::uint64_t counters_bytes = reading.slots * sizeof(std::uint64_t);
   const unsigned workers = static_cast<unsigned>(std::clamp<std::uint64_t>(
-      kPrivateCountersBudgetBytes / std::max<std::uint64_t>(1, counters_bytes), 1, worker_threads(plan.base.threads)));
+      kPrivateCountersBudgetBytes / std::max<std::uint64_t>(1, counters_bytes), 1, cpu_parallel_detail::threads_or_cores(plan.base.threads)));
   auto* slots = static_cast<std::uint64_t*>(out);
   const std::optional<std::uint64_t> remaining = source.positional() ? source.remaining() : std::nullopt;
   if (!remaining) return read_in_turn(reading, workers, slots);

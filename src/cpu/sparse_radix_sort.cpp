@@ -15,7 +15,6 @@
 #include <array>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <type_traits>
 
 #include "cpu/cpu_parallel_fork_join.hpp"
@@ -71,7 +70,7 @@ template <class T>
 std::vector<ValueCount> sparse_typed(const void* keys, std::uint64_t n, unsigned threads) {
   using U = std::make_unsigned_t<T>;
   constexpr U kFlip = std::is_signed_v<T> ? U{1} << (sizeof(U) * 8 - 1) : U{0};
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = cpu_parallel_detail::threads_or_cores(threads);
   const unsigned parts = static_cast<unsigned>(std::min<std::uint64_t>(threads, n / kMinKeysPerPart + 1));
   std::unique_ptr<U[]> a(new U[n]), tmp(new U[n]);
   const auto* src = static_cast<const unsigned char*>(keys);

@@ -619,11 +619,11 @@ void launch_kernel(Work w, const Map& map, cudaStream_t stream) {
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
   std::uint64_t blocks = std::clamp<std::uint64_t>(w.items, 1, resident);
   // A block a tile column where the grid's whole groups of tile_cols blocks
-  // leave at most an eighth of the resident blocks out (8 x 8 tiles of a
-  // 16384^2 image: H100 89-90% -> 92% of the read limit, H200 the same 78%;
-  // docs/PERFORMANCE-shapes.md, batches change 6).
+  // leave at most an eighth of the resident blocks out (so at least one group
+  // fits). 8 x 8 tiles of a 16384^2 image: H100 89-90% -> 92% of the read
+  // limit, H200 the same 78% (docs/PERFORMANCE-shapes.md, batches change 6).
   if (w.kind == Kind::tiles && w.bands > 1 && w.tile_cols > 1 && w.items >= resident &&
-      resident % w.tile_cols <= resident / 8 && w.tile_cols <= resident && tile_column_groups_wanted()) {
+      resident % w.tile_cols <= resident / 8 && tile_column_groups_wanted()) {
     w.column_groups = static_cast<std::uint32_t>(resident / w.tile_cols);
     blocks = std::uint64_t{w.column_groups} * w.tile_cols;
   }

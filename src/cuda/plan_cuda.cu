@@ -65,8 +65,8 @@ std::size_t staging_chunk_bytes(const Plan::Impl& plan) {
 // LEVELHIST_STAGING_THREADS: 1 .. 64; by default the cores, at most 8 (eight
 // threads of memcpy or pread already outrun the PCIe copy).
 unsigned staging_threads() {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(env_knob("LEVELHIST_STAGING_THREADS", std::min(8u, cores), 1, 64));
+  return static_cast<unsigned>(
+      env_knob("LEVELHIST_STAGING_THREADS", std::min(8u, cpu_parallel_detail::hardware_cores()), 1, 64));
 }
 
 // Device buffers in the ring: the copy of one chunk, the count of another and
