@@ -596,16 +596,22 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
   check_weighted_against_cpu_serial(strategies);
 }
 
-// gpu_weighted_shared's tuning for calls of 64 MiB and more (4-byte samples with
-// f32 weights; weighted_shared.cuh), taken here by every call: the same cases.
-TEST(GpuGeneral, WeightedLargeCallTuningAgreesWithCpuSerial) {
+// gpu_weighted_shared's other tunings (weighted_shared.cuh): 4-byte samples with
+// f32 weights take the 16 lane copies wherever they fit (the default, in the
+// test above); with LEVELHIST_WEIGHTED_COLUMNS=0 they take one copy, the
+// small calls' tuning, then the large calls' on every call: the same cases.
+TEST(GpuGeneral, WeightedOtherTuningsAgreeWithCpuSerial) {
   LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
-  ScopedEnv large("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
   std::vector<const Strategy*> shared;
   for (const Strategy* s : cuda_strategies_with(kCapabilityWeights))
     if (std::string(s->name).rfind("gpu_weighted_shared", 0) == 0) shared.push_back(s);
   ASSERT_FALSE(shared.empty()) << "gpu_weighted_shared is not registered";
-  check_weighted_against_cpu_serial(shared);
+  ScopedEnv columns("LEVELHIST_WEIGHTED_COLUMNS", "0");
+  for (const char* large : {"", "0"}) {
+    ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
+    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_COLUMNS=0, LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large);
+    check_weighted_against_cpu_serial(shared);
+  }
 }
 
 // ---- the host paths ---------------------------------------------------------------------

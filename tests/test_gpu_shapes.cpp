@@ -515,17 +515,20 @@ TEST(GpuShapes, DeterministicSumsAreTheReferencesBitForBit) {
   // is found, then counted), the later ones guess it right. Speculation off,
   // the bound is found by a pass of its own before the counting, as for calls
   // of several pieces.
-  const char* const settings[][3] = {
-      // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES (the small calls' tuning, then the large calls' on every case),
+  const char* const settings[][4] = {
+      // LEVELHIST_WEIGHTED_COLUMNS (16 copies of each sum for 4-byte samples with f32 weights, then one),
+      // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES (with one copy: the small calls' tuning, then the large calls'),
       // LEVELHIST_EXACT_SPLIT_ADDS (shared 64-bit adds as two 32-bit ones, then as one),
       // LEVELHIST_EXACT_SPECULATE
-      {"", "", ""}, {"", "0", ""}, {"0", "", ""}, {"0", "0", ""}, {"", "", "0"}, {"0", "", "0"}};
-  for (const auto& [large, split, speculate] : settings) {
+      {"", "", "", ""},   {"", "", "0", ""},  {"", "", "", "0"},   {"0", "", "", ""},
+      {"0", "", "0", ""}, {"0", "0", "", ""}, {"0", "0", "0", ""}, {"0", "0", "", "0"}};
+  for (const auto& [columns, large, split, speculate] : settings) {
+    ScopedEnv copies("LEVELHIST_WEIGHTED_COLUMNS", columns);
     ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
     ScopedEnv adds("LEVELHIST_EXACT_SPLIT_ADDS", split);
     ScopedEnv guess("LEVELHIST_EXACT_SPECULATE", speculate);
-    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large + ", LEVELHIST_EXACT_SPLIT_ADDS=" + split +
-                 ", LEVELHIST_EXACT_SPECULATE=" + speculate);
+    SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_COLUMNS=") + columns + ", LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=" +
+                 large + ", LEVELHIST_EXACT_SPLIT_ADDS=" + split + ", LEVELHIST_EXACT_SPECULATE=" + speculate);
     check_deterministic_cases();
   }
 }

@@ -32,7 +32,10 @@
 // on a miss, and after a miss the next call first finds its bound alone (a
 // pass over the weights), as calls of several pieces always do.
 //
-// Three choices measured (docs/PERFORMANCE-shapes.md, "Deterministic sums"):
+// Four choices measured (docs/PERFORMANCE-shapes.md, "Deterministic sums"):
+// 4-byte samples with f32 weights take gpu_weighted_shared's column calls (16
+// copies of each sum by lane, 1024 threads, no vote a sample), 1 GiB of f32 +
+// f32 into 1024 bins 1777 -> 2123 GB/s uniform, 2321 -> 2250 constant (H100);
 // the shared 64-bit adds are two native 32-bit adds (shared_add; sm_90's
 // 64-bit shared add is a compare-and-swap loop), 1.25x on uniform data; large
 // calls take gpu_weighted_shared's 256-thread tuning with the next trip's
@@ -95,6 +98,7 @@ struct ExactArgs {
   std::uint32_t slot_count;
   bool accumulate;
   bool split_adds;       // shared 64-bit adds as two 32-bit ones (shared_add)
+  std::uint32_t copies;  // copies of each shared sum, by lane (1, or the column calls' 16)
 };
 
 __device__ __forceinline__ void add_wide(Accumulator* a, long long v) {
@@ -129,26 +133,37 @@ __device__ __forceinline__ void shared_add(long long* h, long long v, bool split
 // w * w in double, rounded once, as the host's reference squares it.
 __device__ __forceinline__ double square_of(double w) { return __dmul_rn(w, w); }
 
+// A block's shared sums: slot s's copy c at h[s * copies + c], a lane adding
+// into copy `column` (its lane mod copies; weighted_shared.cuh's column calls
+// say why 16 copies); one word of flags per slot at f[s]. Integer sums: the
+// copies' total does not depend on which copy took which weight.
+struct SharedSums {
+  long long* h;
+  unsigned* f;
+  std::uint32_t copies, column;
+};
+
 // Adds the 32 lanes' rounded weights q, all of slot s, with one add (warp
-// aggregation), and each lane's flags of non-finite weights.
-__device__ __forceinline__ void add_warp_run(long long* h, unsigned* f, std::uint32_t s, long long q, unsigned special,
+// aggregation) into copy warp mod copies (the column calls' 32 warps on one
+// slot spread over its 16 copies), and each lane's flags of non-finite weights.
+__device__ __forceinline__ void add_warp_run(const SharedSums& to, std::uint32_t s, long long q, unsigned special,
                                              bool split) {
-  if (special) atomicOr(f + s, special);
+  if (special) atomicOr(to.f + s, special);
 #pragma unroll
   for (int o = 16; o; o >>= 1) q += __shfl_xor_sync(0xFFFFFFFFu, q, o);
-  if ((threadIdx.x & 31) == 0 && q) shared_add(h + s, q, split);
+  if ((threadIdx.x & 31) == 0 && q) shared_add(to.h + s * to.copies + ((threadIdx.x >> 5) & (to.copies - 1)), q, split);
 }
 
 // Adds one weight w of slot s (the warp's 32 lanes together: `s0` is lane 0's
 // slot, `uniform` whether all lanes have it).
-__device__ __forceinline__ void add_weight(long long* h, unsigned* f, std::uint32_t s, double w,
+__device__ __forceinline__ void add_weight(const SharedSums& to, std::uint32_t s, double w,
                                            const fixed::Quantizer& quantize, bool valid, bool uniform, std::uint32_t s0,
                                            bool split) {
   const unsigned special = valid ? fixed::special_of(w) : 0;
   const long long q = valid && !special ? quantize(w) : 0;
-  if (uniform) return add_warp_run(h, f, s0, q, special, split);
-  if (special) atomicOr(f + s, special);
-  if (q) shared_add(h + s, q, split);
+  if (uniform) return add_warp_run(to, s0, q, special, split);
+  if (special) atomicOr(to.f + s, special);
+  if (q) shared_add(to.h + s * to.copies + to.column, q, split);
 }
 
 // Adds a block's range of samples and weights into its shared sums (smem:
@@ -161,21 +176,23 @@ __device__ __forceinline__ void count_range(const ExactArgs& a, Map& map, int e,
                                             bound::MagnitudeBits<W>& largest) {
   constexpr int K = kPerVector<T>;
   const bool squares = a.squares != nullptr;
-  const std::uint32_t sets = squares ? 2 : 1;
-  long long* h = reinterpret_cast<long long*>(smem);                                       // sums, then squares
-  unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{a.slot_count} * sets * 8);  // their flags
-  for (std::uint32_t i = threadIdx.x; i < a.slot_count * sets; i += blockDim.x) h[i] = 0, f[i] = 0;
-  map.setup(smem + round_up(std::size_t{a.slot_count} * sets * 12, 16));
+  const std::uint32_t sets = squares ? 2 : 1, copies = a.copies;
+  const std::uint32_t values = a.slot_count * sets;
+  long long* h = reinterpret_cast<long long*>(smem);  // sums, then squares, `copies` each
+  unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{values} * copies * 8);  // their flags
+  for (std::uint32_t i = threadIdx.x; i < values * copies; i += blockDim.x) h[i] = 0;
+  for (std::uint32_t i = threadIdx.x; i < values; i += blockDim.x) f[i] = 0;
+  map.setup(smem + round_up(std::size_t{values} * (copies * 8 + 4), 16));
   __syncthreads();
   const fixed::Quantizer quantize(e), quantize_square(2 * e);
-  long long* hq = h + a.slot_count;
-  unsigned* fq = f + a.slot_count;
   const unsigned lane = threadIdx.x & 31;
+  const SharedSums sums{h, f, copies, lane & (copies - 1)};
+  const SharedSums square_sums{h + std::size_t{a.slot_count} * copies, f + a.slot_count, copies, sums.column};
   // One sample of slot s and its weight w (the warp's lanes together: `s0` is
   // lane 0's slot, `uniform` whether all lanes have it).
   auto one = [&](std::uint32_t s, double w, bool valid, bool uniform, std::uint32_t s0) {
-    add_weight(h, f, s, w, quantize, valid, uniform, s0, a.split_adds);
-    if (squares) add_weight(hq, fq, s, square_of(w), quantize_square, valid, uniform, s0, a.split_adds);
+    add_weight(sums, s, w, quantize, valid, uniform, s0, a.split_adds);
+    if (squares) add_weight(square_sums, s, square_of(w), quantize_square, valid, uniform, s0, a.split_adds);
   };
   // One sample alone (heads, tails, unaligned samples).
   auto single = [&](std::uint32_t s, W w) {
@@ -228,14 +245,18 @@ __device__ __forceinline__ void count_range(const ExactArgs& a, Map& map, int e,
                   if (!sp2) q2 += quantize_square(v2);
                 }
               }
-              add_warp_run(h, f, first, q, special, a.split_adds);
-              if (squares) add_warp_run(hq, fq, first, q2, special2, a.split_adds);
+              add_warp_run(sums, first, q, special, a.split_adds);
+              if (squares) add_warp_run(square_sums, first, q2, special2, a.split_adds);
               return;
             }
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-              const weighted::WarpSlot s = weighted::warp_slot(slot[k], valid);
-              one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+              if constexpr (Tuning::kTripVote) {  // 16 copies: lanes share a copy in pairs, no vote a sample
+                if (valid) one(slot[k], static_cast<double>(w[k]), true, false, 0);
+              } else {
+                const weighted::WarpSlot s = weighted::warp_slot(slot[k], valid);
+                one(s.slot, valid ? static_cast<double>(w[k]) : 0.0, valid, s.uniform, s.first);
+              }
             }
           } else {
 #pragma unroll
@@ -287,10 +308,16 @@ __global__ void __launch_bounds__(Tuning::kThreads) exact_kernel(ExactArgs a, Ma
   } else {
     count_range<T, W, Map, Tuning>(a, map, e, base, wbase, count, smem, largest);
     __syncthreads();
-    long long* h = reinterpret_cast<long long*>(smem);
-    unsigned* f = reinterpret_cast<unsigned*>(smem + std::size_t{a.slot_count} * sets * 8);
+    const std::uint32_t copies = a.copies;
+    const long long* h = reinterpret_cast<const long long*>(smem);
+    const unsigned* f = reinterpret_cast<const unsigned*>(smem + std::size_t{a.slot_count} * sets * copies * 8);
     for (std::uint32_t s = threadIdx.x; s < a.slot_count * sets; s += blockDim.x) {
-      add_wide(a.accum + s, h[s]);
+      // The copies' sum (exact: modulo 2^64, as the block's one sum was),
+      // copy (c + s) mod copies first so that a warp's reads spread over the banks.
+      unsigned long long v = 0;
+      for (std::uint32_t c = 0; c < copies; ++c)
+        v += static_cast<unsigned long long>(h[s * copies + ((c + s) & (copies - 1))]);
+      add_wide(a.accum + s, static_cast<long long>(v));
       if (f[s]) atomicOr(a.flags + s, f[s]);
     }
   }
@@ -360,13 +387,19 @@ std::size_t workspace_bytes(const Problem& p) {
   return round_up(values * sizeof(Accumulator), 256) + round_up(values * 4, 256) + 256;
 }
 
+// Shared memory of a block with `copies` copies of each sum.
+std::size_t shared_bytes(const RunArgs& a, std::size_t table_bytes, std::uint32_t copies) {
+  const std::size_t values = a.binning->slots() * (a.weight_squares ? 2 : 1);
+  return round_up(values * (copies * 8 + 4), 16) + table_bytes;
+}
+
 template <class T, class W, class Map, class Tuning>
-void launch_tuned(const RunArgs& a, const Map& map) {
+void launch_tuned(const RunArgs& a, const Map& map, std::uint32_t copies) {
   auto kernel = exact_kernel<T, W, Map, Tuning>;
   allow_large_shared(kernel);
   const std::size_t slot_count = a.binning->slots();
   const std::size_t values = slot_count * (a.weight_squares ? 2 : 1);
-  const std::size_t smem = round_up(values * 12, 16) + map.table_bytes();
+  const std::size_t smem = shared_bytes(a, map.table_bytes(), copies);
   const int resident = std::max(1, resident_blocks_with(kernel, Tuning::kThreads, smem));
   const std::uint64_t per_block =
       std::clamp<std::uint64_t>((a.n + resident - 1) / resident, kMinPerBlock, kMaxPerBlock);
@@ -389,6 +422,7 @@ void launch_tuned(const RunArgs& a, const Map& map) {
   args.slot_count = static_cast<std::uint32_t>(slot_count);
   args.accumulate = a.accumulate;
   args.split_adds = ::levelhist::detail::env_knob("LEVELHIST_EXACT_SPLIT_ADDS", 1, 0, 1) != 0;
+  args.copies = copies;
   args.bound = reinterpret_cast<unsigned long long*>(a.weight_bound);  // written as bits, by atomicMax
   if (!a.bound_guess) {
     args.pass = Pass::given;
@@ -405,8 +439,9 @@ void launch_tuned(const RunArgs& a, const Map& map) {
 }
 
 // The tunings of gpu_weighted_shared (weighted::WeightedPolicy, the same
-// threshold and knob): large calls of 4-byte samples with f32 weights take
-// 256 threads that load the next trip before adding the current one.
+// rules and knobs): 4-byte samples with f32 weights take the column calls'
+// 16 copies of each sum where they fit in shared memory, else large calls
+// take 256 threads that load the next trip before adding the current one.
 template <class T, class W, class Map>
 void launch(const RunArgs& a, const Map& map) {
   if (!a.weight_bound)
@@ -414,10 +449,12 @@ void launch(const RunArgs& a, const Map& map) {
                 "gpu_weighted_exact ran without a word for the call's weight bound (run it through a Plan)");
   using Policy = weighted::WeightedPolicy;
   if constexpr (Policy::kHasLargeCalls<T, W>) {
+    if (weighted::columns_allowed() && shared_bytes(a, map.table_bytes(), Policy::kColumnCopies) <= max_shared_bytes())
+      return launch_tuned<T, W, Map, Policy::ColumnCalls>(a, map, Policy::kColumnCopies);
     if (a.n * (sizeof(T) + sizeof(W)) >= weighted::large_call_bytes())
-      return launch_tuned<T, W, Map, Policy::LargeCalls>(a, map);
+      return launch_tuned<T, W, Map, Policy::LargeCalls>(a, map, 1);
   }
-  launch_tuned<T, W, Map, Policy::SmallCalls>(a, map);
+  launch_tuned<T, W, Map, Policy::SmallCalls>(a, map, 1);
 }
 
 void run(const RunArgs& a) {

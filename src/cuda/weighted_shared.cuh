@@ -1,7 +1,8 @@
 // The weighted shared-memory histogram (gpu_weighted_shared; its x4 variant
 // gpu_weighted_shared_x4 lives in the lab): weighted histograms (sums
 // of f32 or f64 weights, one per sample, in double) with one double per slot
-// in shared memory per block, the exact bin maps of general_common.cuh.
+// in shared memory per block (16 copies of it by lane where they fit, for
+// 4-byte samples with f32 weights), the exact bin maps of general_common.cuh.
 //
 // Shared f64 atomics (atom.shared.add.f64) on one address serialize: on
 // constant data a plain shared f64 histogram ran at 60 GB/s (H200 study). So a
@@ -24,12 +25,20 @@
 // Sums are exact to f64 rounding; their order of addition depends on the
 // hardware (histogram.hpp).
 //
-// Two tunings (WeightedPolicy). Calls below 64 MiB of samples + weights take
-// blocks of 512 threads. Larger calls of 4-byte samples with f32 weights take
-// blocks of 256 threads that load the next trip's vectors before they add the
-// current ones: more loads in flight while the shared atomics (each a
-// compare-and-swap loop in the SASS: sm_90 has no shared f64 add) wait. Against
-// the 512-thread tuning, both with four sets (H100, f32 + f32 into 1024 bins,
+// Three tunings (WeightedPolicy). 4-byte samples with f32 weights take the
+// column calls wherever 16 copies of the slots fit in shared memory (1024
+// bins: 128 KiB): 16 copies by lane, 1024 threads, one vote a trip (the
+// policy says why). Against one copy (H100, f32 + f32 into 1024 bins, GB/s
+// uniform / constant / skewed, one binary, LEVELHIST_WEIGHTED_COLUMNS=0 by
+// turns): 1 GiB 2719-2743 / 2785-2814 / 2650-2653 against 2027-2042 /
+// 2285-2307 / 1874-1875 (91-92% of the read limit; 1.34 / 1.22 / 1.41x),
+// 16 MiB 1.40 / 1.50 / 1.53x (docs/PERFORMANCE-general.md, "Weighted sums in
+// 16 lane copies"). Other calls below 64 MiB of samples + weights take
+// blocks of 512 threads; larger calls of 4-byte samples with f32 weights (where
+// the columns do not fit) take blocks of 256 threads that load the next trip's
+// vectors before they add the current ones: more loads in flight while the
+// shared atomics (each a compare-and-swap loop in the SASS: sm_90 has no
+// shared f64 add, nor a shared f32 one) wait. Against the 512-thread tuning, both with four sets (H100, f32 + f32 into 1024 bins,
 // uniform / constant / skewed): 1 GiB 1.07 / 1.11 / 1.15x, 64 MiB 1.04 / 1.10 /
 // 1.14x, but 32 MiB 0.93 / 1.08 / 1.10x and 16 MiB 0.85 / 1.11 / 1.03x.
 //
@@ -68,16 +77,34 @@ using cuda_detail::load_unaligned;
 using cuda_detail::stream_of;
 
 // One tuning of the kernel (plain data, as CUB's policies): threads per block,
-// and whether a thread loads its next trip's vectors before adding the current.
-template <int Threads, bool Prefetch>
+// whether a thread loads its next trip's vectors before adding the current,
+// and whether the warp votes once a trip (all its samples in one slot: one
+// add for the warp) instead of once a sample.
+template <int Threads, bool Prefetch, bool TripVote = false>
 struct WeightedTuning {
   static constexpr int kThreads = Threads;
   static constexpr bool kPrefetch = Prefetch;
+  static constexpr bool kTripVote = TripVote;
 };
 
 struct WeightedPolicy {
   using SmallCalls = WeightedTuning<512, false>;
   using LargeCalls = WeightedTuning<256, true>;
+  // Column calls: kColumnCopies copies of the histogram, copy = lane % 16, so
+  // the 16 lanes of a half-warp (a 64-bit shared access is served a
+  // half-warp at a time, 16 x 8 bytes = all 32 banks) always touch 16
+  // different bank pairs, whatever their slots: each warp's load and
+  // compare-and-swap take the two wavefronts 32 doubles need, where one copy
+  // takes about three times that on uniform slots (the busiest of 16 bank
+  // pairs among 16 random slots) and four copies about twice. 16 copies of
+  // 1024 slots are 128 KiB, one block a multiprocessor: 1024 threads keep
+  // 32 warps there. Lanes that share a slot then share its copy only in
+  // pairs (lanes l and l + 16), so the warp need not vote on each sample to
+  // keep 32 compare-and-swaps off one address: it votes once a trip, which
+  // constant data needs (one add for the warp's 4 x 32 samples).
+  // LEVELHIST_WEIGHTED_COLUMNS=0 turns them off.
+  using ColumnCalls = WeightedTuning<1024, false, true>;
+  static constexpr std::uint32_t kColumnCopies = 16;
   // Calls of at least this many bytes of samples + weights take LargeCalls:
   // measured ahead at 64 MiB and 1 GiB, behind at 32 MiB and below (H100).
   // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES sets it for the tests and studies.
@@ -238,6 +265,33 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
     const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
     for_each_vector<T, W, Tuning::kPrefetch>(
         body, wbody, vector_weights, sp.vectors, thread - lane, stride, [&](const T(&x)[K], const W(&w)[K], bool valid) {
+          // Into copy warp mod copies, a warp's one add: with 16 copies a block
+          // is 32 warps on one multiprocessor, and constant data would have
+          // them all retrying compare-and-swaps on one address.
+          const std::uint32_t warp_column = (threadIdx.x >> 5) & (copies - 1);
+          if constexpr (Tuning::kTripVote) {
+            std::uint32_t slot[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) slot[k] = valid ? map(x[k]) : 0;
+            const std::uint32_t first = __shfl_sync(kAll, slot[0], 0);  // lane 0 always has a vector
+            bool same = true;
+#pragma unroll
+            for (int k = 0; k < K; ++k) same = same && (!valid || slot[k] == first);
+            if (__all_sync(kAll, same)) {  // the warp's whole trip in one slot
+              double v = 0.0;
+              if (valid) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) v += static_cast<double>(w[k]);
+              }
+#pragma unroll
+              for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+              if (lane == 0) atomicAdd(h + first * copies + warp_column, v);
+            } else if (valid) {
+#pragma unroll
+              for (int k = 0; k < K; ++k) atomicAdd(h + slot[k] * copies + column, static_cast<double>(w[k]));
+            }
+            return;
+          }
 #pragma unroll
           for (int k = 0; k < K; ++k) {
             const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
@@ -245,7 +299,7 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
               double v = valid ? static_cast<double>(w[k]) : 0.0;
 #pragma unroll
               for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
-              if (lane == 0) atomicAdd(h + s.first * copies, v);
+              if (lane == 0) atomicAdd(h + s.first * copies + warp_column, v);
             } else if (valid) {
               atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
             }
@@ -260,8 +314,11 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
 
   double* accum = a.accum + (blockIdx.x % WeightedPolicy::kAccumulatorSets) * a.slot_count;
   for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
+    // Copy (c + s) mod copies: neighbouring threads read different copies, so
+    // a warp's 32 reads spread over the banks instead of landing copies
+    // doubles apart (with 16 copies, all 32 in one bank pair).
     double v = 0.0;
-    for (std::uint32_t c = 0; c < copies; ++c) v += h[s * copies + c];
+    for (std::uint32_t c = 0; c < copies; ++c) v += h[s * copies + ((c + s) & (copies - 1))];
     if (v != 0.0 || v != v) atomicAdd(accum + s, v);
   }
 
@@ -331,13 +388,22 @@ inline std::uint64_t large_call_bytes() {
                                        ~std::uint64_t{0});
 }
 
+inline bool columns_allowed() { return ::levelhist::detail::env_knob("LEVELHIST_WEIGHTED_COLUMNS", 1, 0, 1) != 0; }
+
+// Copies = 1: the library's strategy, which takes the column calls' 16 copies
+// where they fit in shared memory (else one); other counts (the lab's x4) are
+// fixed.
 template <class T, class W, class Map>
 void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
+  using Policy = WeightedPolicy;
   const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
-  if constexpr (WeightedPolicy::kHasLargeCalls<T, W>) {
-    if (bytes >= large_call_bytes()) return launch_tuned<T, W, Map, WeightedPolicy::LargeCalls>(a, map, copies, bytes);
+  if constexpr (Policy::kHasLargeCalls<T, W>) {
+    if (copies == 1 && columns_allowed() &&
+        round_up(a.binning->slots() * Policy::kColumnCopies * 8, 16) + map.table_bytes() <= max_shared_bytes())
+      return launch_tuned<T, W, Map, Policy::ColumnCalls>(a, map, Policy::kColumnCopies, bytes);
+    if (bytes >= large_call_bytes()) return launch_tuned<T, W, Map, Policy::LargeCalls>(a, map, copies, bytes);
   }
-  launch_tuned<T, W, Map, WeightedPolicy::SmallCalls>(a, map, copies, bytes);
+  launch_tuned<T, W, Map, Policy::SmallCalls>(a, map, copies, bytes);
 }
 
 template <std::uint32_t Copies>
