@@ -113,8 +113,14 @@ def main():
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--host-n", type=float, default=None, help="samples of the host-memory rows (default: --n / 4)")
     p.add_argument("--small-calls", type=int, default=3000, help="calls timed for the 1000-sample row")
-    p.add_argument("--small-only", action="store_true", help="only the 1000-sample rows, with the call's parts apart")
+    p.add_argument("--cases", default="f32,weighted,2d,host,small",
+                   help="some of f32,weighted,2d,host,small (default: all; small: the 1000-sample rows, with the "
+                   "call's parts apart)")
+    p.add_argument("--small-only", action="store_true", help="the same as --cases small")
     a = p.parse_args()
+    cases = {"small"} if a.small_only else set(a.cases.split(","))
+    if not cases or not cases <= {"f32", "weighted", "2d", "host", "small"}:
+        p.error(f"--cases: some of f32,weighted,2d,host,small, not {a.cases!r}")
     n = int(a.n)
     host_n = int(a.host_n or a.n / 4)
 
@@ -171,137 +177,144 @@ def main():
             ms = min(ms, plain)
         return ms
 
-    if not a.small_only:
+    if cases - {"small"}:
         gen = torch.Generator(device="cuda").manual_seed(1)
-        for dist in ("uniform", "constant"):
-            if dist == "uniform":
-                x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-            else:
-                x = torch.full((n,), 0.5, device="cuda", dtype=torch.float32)
-            nbytes = n * 4
-            read = read_limit(f"f32 {BINS} bins, {dist}", lambda: x.sum(), [x], nbytes)
-            lh = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1)), torch_events, a.runs)
-            add(f"f32 {BINS} bins, {dist}", "levelhist (torch tensor)", lh, nbytes, read, "read limit")
-            goals.append((f"f32/{BINS} {dist}: levelhist / read limit", read / lh, 0.85, read / lh >= 0.85))
-            th = median_ms(lambda: torch.histc(x, BINS, 0, 1), torch_events, a.runs)
-            add(f"f32 {BINS} bins, {dist}", "torch.histc", th, nbytes, read, "read limit")
-            rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs torch.histc", None, None, f"{th / lh:.2f}x"))
-            if cupy is not None:
-                xc = cupy.from_dlpack(x)
-                lc = cupy_time(lambda: levelhist.histogram(xc, BINS, (0, 1)), a.runs)
-                add(f"f32 {BINS} bins, {dist}", "levelhist (CuPy array)", lc, nbytes, read, "read limit")
-                ch = cupy_time(lambda: cupy.histogram(xc, BINS, (0, 1)), a.runs)
-                add(f"f32 {BINS} bins, {dist}", "cupy.histogram", ch, nbytes, read, "read limit")
-                rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs cupy.histogram", None, None, f"{ch / lc:.2f}x"))
-                xc = None
-            # Exactness, once: the counts equal torch's where both define them.
-            h, _ = levelhist.histogram(x, BINS, (0, 1))
-            assert int(h.sum()) == int(((x >= 0) & (x <= 1)).sum()), "levelhist lost samples"
-            x = None
-            torch.cuda.empty_cache()
+        if "f32" in cases:
+            for dist in ("uniform", "constant"):
+                if dist == "uniform":
+                    x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+                else:
+                    x = torch.full((n,), 0.5, device="cuda", dtype=torch.float32)
+                nbytes = n * 4
+                read = read_limit(f"f32 {BINS} bins, {dist}", lambda: x.sum(), [x], nbytes)
+                lh = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1)), torch_events, a.runs)
+                add(f"f32 {BINS} bins, {dist}", "levelhist (torch tensor)", lh, nbytes, read, "read limit")
+                goals.append((f"f32/{BINS} {dist}: levelhist / read limit", read / lh, 0.85, read / lh >= 0.85))
+                th = median_ms(lambda: torch.histc(x, BINS, 0, 1), torch_events, a.runs)
+                add(f"f32 {BINS} bins, {dist}", "torch.histc", th, nbytes, read, "read limit")
+                rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs torch.histc", None, None, f"{th / lh:.2f}x"))
+                if cupy is not None:
+                    xc = cupy.from_dlpack(x)
+                    lc = cupy_time(lambda: levelhist.histogram(xc, BINS, (0, 1)), a.runs)
+                    add(f"f32 {BINS} bins, {dist}", "levelhist (CuPy array)", lc, nbytes, read, "read limit")
+                    ch = cupy_time(lambda: cupy.histogram(xc, BINS, (0, 1)), a.runs)
+                    add(f"f32 {BINS} bins, {dist}", "cupy.histogram", ch, nbytes, read, "read limit")
+                    rows.append((f"f32 {BINS} bins, {dist}", "levelhist vs cupy.histogram", None, None,
+                                 f"{ch / lc:.2f}x"))
+                    xc = None
+                # Exactness, once: the counts equal torch's where both define them.
+                h, _ = levelhist.histogram(x, BINS, (0, 1))
+                assert int(h.sum()) == int(((x >= 0) & (x <= 1)).sum()), "levelhist lost samples"
+                x = None
+                torch.cuda.empty_cache()
 
         # ---- weighted sums ----
-        x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-        w = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
-        nbytes = n * 8
-        read = read_limit("weighted f32 + f32 weights", lambda: (x.sum(), w.sum()), [x, w], nbytes)
-        lw = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1), weights=w), torch_events, a.runs)
-        add("weighted f32 + f32 weights", "levelhist", lw, nbytes, read, "read limit")
-        idx = (x * BINS).long().clamp_(0, BINS - 1)
-        tb = median_ms(lambda: torch.bincount(idx, weights=w, minlength=BINS), torch_events, a.runs)
-        add("weighted f32 + f32 weights", "torch.bincount(indices, weights)", tb, nbytes, read, "read limit")
-        rows.append(("weighted f32 + f32 weights", "levelhist vs torch.bincount", None, None, f"{tb / lw:.2f}x"))
-        goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
-        goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
-        x = w = idx = None
-        torch.cuda.empty_cache()
+        if "weighted" in cases:
+            x = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+            w = torch.rand(n, device="cuda", generator=gen, dtype=torch.float32)
+            nbytes = n * 8
+            read = read_limit("weighted f32 + f32 weights", lambda: (x.sum(), w.sum()), [x, w], nbytes)
+            lw = median_ms(lambda: levelhist.histogram(x, BINS, (0, 1), weights=w), torch_events, a.runs)
+            add("weighted f32 + f32 weights", "levelhist", lw, nbytes, read, "read limit")
+            idx = (x * BINS).long().clamp_(0, BINS - 1)
+            tb = median_ms(lambda: torch.bincount(idx, weights=w, minlength=BINS), torch_events, a.runs)
+            add("weighted f32 + f32 weights", "torch.bincount(indices, weights)", tb, nbytes, read, "read limit")
+            rows.append(("weighted f32 + f32 weights", "levelhist vs torch.bincount", None, None, f"{tb / lw:.2f}x"))
+            goals.append(("weighted: levelhist / read limit", read / lw, 0.75, read / lw >= 0.75))
+            goals.append(("weighted: torch.bincount time / levelhist time", tb / lw, 3.0, tb / lw >= 3.0))
+            x = w = idx = None
+            torch.cuda.empty_cache()
 
         # ---- 2-D: n / 2 float32 points (x, y) into 100 x 100 bins ----
-        pts = torch.rand((n // 2, 2), device="cuda", generator=gen, dtype=torch.float32)
-        for dist in ("uniform", "constant"):
-            if dist == "constant":
-                pts.fill_(0.3)
-            case = f"2-D f32 100 x 100 bins, {dist}"
-            nbytes = pts.numel() * 4
-            read = read_limit(case, lambda: pts.sum(), [pts], nbytes)
-            l2 = median_ms(lambda: levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)]), torch_events, a.runs)
-            add(case, "levelhist.histogramdd (torch tensor)", l2, nbytes, read, "read limit")
-            goals.append((f"2-D {dist}: levelhist / read limit", read / l2, 0.80, read / l2 >= 0.80))
-            if cupy is not None:
-                pc = cupy.from_dlpack(pts)
-                c2 = cupy_time(lambda: cupy.histogramdd(pc, 100, [(0, 1), (0, 1)]), max(3, a.runs // 2))
-                add(case, "cupy.histogramdd", c2, nbytes, read, "read limit")
-                pc = None
-            h, _ = levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)])
-            assert int(h.sum()) == pts.shape[0], "levelhist lost points"
-        pts = None
-        torch.cuda.empty_cache()
+        if "2d" in cases:
+            pts = torch.rand((n // 2, 2), device="cuda", generator=gen, dtype=torch.float32)
+            for dist in ("uniform", "constant"):
+                if dist == "constant":
+                    pts.fill_(0.3)
+                case = f"2-D f32 100 x 100 bins, {dist}"
+                nbytes = pts.numel() * 4
+                read = read_limit(case, lambda: pts.sum(), [pts], nbytes)
+                l2 = median_ms(lambda: levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)]), torch_events, a.runs)
+                add(case, "levelhist.histogramdd (torch tensor)", l2, nbytes, read, "read limit")
+                goals.append((f"2-D {dist}: levelhist / read limit", read / l2, 0.80, read / l2 >= 0.80))
+                if cupy is not None:
+                    pc = cupy.from_dlpack(pts)
+                    c2 = cupy_time(lambda: cupy.histogramdd(pc, 100, [(0, 1), (0, 1)]), max(3, a.runs // 2))
+                    add(case, "cupy.histogramdd", c2, nbytes, read, "read limit")
+                    pc = None
+                h, _ = levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)])
+                assert int(h.sum()) == pts.shape[0], "levelhist lost points"
+            pts = None
+            torch.cuda.empty_cache()
 
         # ---- host memory ----
-        xh = np.random.default_rng(2).random(host_n, dtype=np.float32)
-        hb = host_n * 4
-        auto_ms = wall_ms(lambda: levelhist.histogram(xh, BINS, (0, 1)), max(3, a.runs // 2))
-        add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, automatic backend (staged to the GPU)", auto_ms, hb)
-        hc = levelhist.Histogram(BINS, (0, 1), dtype=np.float32, backend="cpu")
-        cpu_ms = wall_ms(lambda: hc.fill(xh), max(3, a.runs // 2))
-        add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, CPU backend", cpu_ms, hb)
-        np_n = min(host_n, 10**8)
-        np_ms = wall_ms(lambda: np.histogram(xh[:np_n], BINS, (0, 1)), 1)
-        rows.append((f"numpy f32 {host_n:.2g} samples (host)", f"numpy.histogram ({np_n:.2g} samples)", np_ms,
-                     gbps(np_n * 4, np_ms), ""))
-        xh = None
+        if "host" in cases:
+            xh = np.random.default_rng(2).random(host_n, dtype=np.float32)
+            hb = host_n * 4
+            auto_ms = wall_ms(lambda: levelhist.histogram(xh, BINS, (0, 1)), max(3, a.runs // 2))
+            add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, automatic backend (staged to the GPU)", auto_ms,
+                hb)
+            hc = levelhist.Histogram(BINS, (0, 1), dtype=np.float32, backend="cpu")
+            cpu_ms = wall_ms(lambda: hc.fill(xh), max(3, a.runs // 2))
+            add(f"numpy f32 {host_n:.2g} samples (host)", "levelhist, CPU backend", cpu_ms, hb)
+            np_n = min(host_n, 10**8)
+            np_ms = wall_ms(lambda: np.histogram(xh[:np_n], BINS, (0, 1)), 1)
+            rows.append((f"numpy f32 {host_n:.2g} samples (host)", f"numpy.histogram ({np_n:.2g} samples)", np_ms,
+                         gbps(np_n * 4, np_ms), ""))
+            xh = None
 
     # ---- 1000 samples per call ----
-    calls = a.small_calls
+    if "small" in cases:
+        calls = a.small_calls
 
-    def per_call_us(fn, sync):
-        for _ in range(50):
-            fn()
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        return (time.perf_counter() - t0) / calls * 1e6
+        def per_call_us(fn, sync):
+            for _ in range(50):
+                fn()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            sync()
+            return (time.perf_counter() - t0) / calls * 1e6
 
-    xs = torch.rand(1000, device="cuda", dtype=torch.float32)
-    tsync = torch.cuda.synchronize
-    us_lh = per_call_us(lambda: levelhist.histogram(xs, BINS, (0, 1)), tsync)
-    us_th = per_call_us(lambda: torch.histc(xs, BINS, 0, 1), tsync)
-    # The fast path's parts, each alone (its internals: what a call costs where).
-    from levelhist import _api, _arrays
-    call = next(c for k, c in _api._fast_device_calls.items() if k[0] == "torch" and c is not None)
-    stream = _arrays.Torch.stream(0)
-    ws, ws_bytes = call.entry.workspace(_arrays.Torch, 0, stream, 1000)
-    out = call.empty(call.slots)
-    parts = [
-        ("the stream query", lambda: _arrays.Torch.stream(0)),
-        ("the output: torch.empty", lambda: call.empty(call.slots)),
-        ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
-                                                                     ws.data_ptr(), ws_bytes, stream)),
-        ("the edges' copy: clone", lambda: call.edges.clone()),
-        ("the view out[:bins]", lambda: out[:BINS]),
-    ]
-    for what, fn in parts:
-        rows.append(("1000 samples per call", f"  part: {what}", per_call_us(fn, tsync) / 1e3, None, "us per call"))
-    rows.append(("1000 samples per call", "levelhist (torch tensor)", us_lh / 1e3, None, "us per call"))
-    rows.append(("1000 samples per call", "torch.histc", us_th / 1e3, None, "us per call"))
-    hs = levelhist.Histogram(BINS, (0, 1), dtype=np.float32)
-    us_fill = per_call_us(lambda: hs.fill(xs), tsync)
-    rows.append(("1000 samples per call", "levelhist Histogram.fill (torch)", us_fill / 1e3, None, "us per call"))
-    goals.append(("1000 samples: levelhist.histogram us per call (torch)", us_lh, 10.0, us_lh <= 10.0))
-    if cupy is not None:
-        xsc = cupy.from_dlpack(xs)
-        csync = cupy.cuda.get_current_stream().synchronize
-        us_lc = per_call_us(lambda: levelhist.histogram(xsc, BINS, (0, 1)), csync)
-        us_ch = per_call_us(lambda: cupy.histogram(xsc, BINS, (0, 1)), csync)
-        rows.append(("1000 samples per call", "levelhist (CuPy array)", us_lc / 1e3, None, "us per call"))
-        rows.append(("1000 samples per call", "cupy.histogram", us_ch / 1e3, None, "us per call"))
-    xn = np.random.default_rng(3).random(1000, dtype=np.float32)
-    us_np_lh = per_call_us(lambda: levelhist.histogram(xn, BINS, (0, 1)), lambda: None)
-    us_np = per_call_us(lambda: np.histogram(xn, BINS, (0, 1)), lambda: None)
-    rows.append(("1000 samples per call", "levelhist (numpy, CPU)", us_np_lh / 1e3, None, "us per call"))
-    rows.append(("1000 samples per call", "numpy.histogram", us_np / 1e3, None, "us per call"))
+        xs = torch.rand(1000, device="cuda", dtype=torch.float32)
+        tsync = torch.cuda.synchronize
+        us_lh = per_call_us(lambda: levelhist.histogram(xs, BINS, (0, 1)), tsync)
+        us_th = per_call_us(lambda: torch.histc(xs, BINS, 0, 1), tsync)
+        # The fast path's parts, each alone (its internals: what a call costs where).
+        from levelhist import _api, _arrays
+        call = next(c for k, c in _api._fast_device_calls.items() if k[0] == "torch" and c is not None)
+        stream = _arrays.Torch.stream(0)
+        ws, ws_bytes = call.entry.workspace(_arrays.Torch, 0, stream, 1000)
+        out = call.empty(call.slots)
+        parts = [
+            ("the stream query", lambda: _arrays.Torch.stream(0)),
+            ("the output: torch.empty", lambda: call.empty(call.slots)),
+            ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
+                                                                         ws.data_ptr(), ws_bytes, stream)),
+            ("the edges' copy: clone", lambda: call.edges.clone()),
+            ("the view out[:bins]", lambda: out[:BINS]),
+        ]
+        for what, fn in parts:
+            rows.append(("1000 samples per call", f"  part: {what}", per_call_us(fn, tsync) / 1e3, None, "us per call"))
+        rows.append(("1000 samples per call", "levelhist (torch tensor)", us_lh / 1e3, None, "us per call"))
+        rows.append(("1000 samples per call", "torch.histc", us_th / 1e3, None, "us per call"))
+        hs = levelhist.Histogram(BINS, (0, 1), dtype=np.float32)
+        us_fill = per_call_us(lambda: hs.fill(xs), tsync)
+        rows.append(("1000 samples per call", "levelhist Histogram.fill (torch)", us_fill / 1e3, None, "us per call"))
+        goals.append(("1000 samples: levelhist.histogram us per call (torch)", us_lh, 10.0, us_lh <= 10.0))
+        if cupy is not None:
+            xsc = cupy.from_dlpack(xs)
+            csync = cupy.cuda.get_current_stream().synchronize
+            us_lc = per_call_us(lambda: levelhist.histogram(xsc, BINS, (0, 1)), csync)
+            us_ch = per_call_us(lambda: cupy.histogram(xsc, BINS, (0, 1)), csync)
+            rows.append(("1000 samples per call", "levelhist (CuPy array)", us_lc / 1e3, None, "us per call"))
+            rows.append(("1000 samples per call", "cupy.histogram", us_ch / 1e3, None, "us per call"))
+        xn = np.random.default_rng(3).random(1000, dtype=np.float32)
+        us_np_lh = per_call_us(lambda: levelhist.histogram(xn, BINS, (0, 1)), lambda: None)
+        us_np = per_call_us(lambda: np.histogram(xn, BINS, (0, 1)), lambda: None)
+        rows.append(("1000 samples per call", "levelhist (numpy, CPU)", us_np_lh / 1e3, None, "us per call"))
+        rows.append(("1000 samples per call", "numpy.histogram", us_np / 1e3, None, "us per call"))
 
     print()
     print(f"| {'case':<40} | {'method':<52} | {'ms':>9} | {'GB/s':>7} | {'ratio':<24} |")

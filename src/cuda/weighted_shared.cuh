@@ -290,18 +290,18 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
 #pragma unroll
               for (int k = 0; k < K; ++k) atomicAdd(h + slot[k] * copies + column, static_cast<double>(w[k]));
             }
-            return;
-          }
+          } else {
 #pragma unroll
-          for (int k = 0; k < K; ++k) {
-            const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
-            if (s.uniform) {  // one slot for the whole warp: sum, then one atomic
-              double v = valid ? static_cast<double>(w[k]) : 0.0;
+            for (int k = 0; k < K; ++k) {
+              const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
+              if (s.uniform) {  // one slot for the whole warp: sum, then one atomic
+                double v = valid ? static_cast<double>(w[k]) : 0.0;
 #pragma unroll
-              for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
-              if (lane == 0) atomicAdd(h + s.first * copies + warp_column, v);
-            } else if (valid) {
-              atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
+                for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+                if (lane == 0) atomicAdd(h + s.first * copies + warp_column, v);
+              } else if (valid) {
+                atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
+              }
             }
           }
         });
