@@ -38,9 +38,10 @@
 // the columns do not fit) take blocks of 256 threads that load the next trip's
 // vectors before they add the current ones: more loads in flight while the
 // shared atomics (each a compare-and-swap loop in the SASS: sm_90 has no
-// shared f64 add, nor a shared f32 one) wait. Against the 512-thread tuning, both with four sets (H100, f32 + f32 into 1024 bins,
-// uniform / constant / skewed): 1 GiB 1.07 / 1.11 / 1.15x, 64 MiB 1.04 / 1.10 /
-// 1.14x, but 32 MiB 0.93 / 1.08 / 1.10x and 16 MiB 0.85 / 1.11 / 1.03x.
+// shared f64 add, nor a shared f32 one) wait. Against the 512-thread tuning,
+// both with four sets (H100, f32 + f32 into 1024 bins, uniform / constant /
+// skewed): 1 GiB 1.07 / 1.11 / 1.15x, 64 MiB 1.04 / 1.10 / 1.14x, but 32 MiB
+// 0.93 / 1.08 / 1.10x and 16 MiB 0.85 / 1.11 / 1.03x.
 //
 // Register spills, examined and kept (so the files that instantiate it,
 // gpu_weighted_shared.cu and the lab's gpu_weighted_shared_x4.cu, are built
