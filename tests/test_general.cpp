@@ -286,9 +286,6 @@ TEST(Weighted, ErrorsAndStorage) {
   const Binning b = Binning::even(2, 0, 2);
   EXPECT_TRUE(throws_error([&] { histogram_weighted(SampleType::f32, x.data(), 1, SampleType::u8, w8.data(), b, cpu()); },
                            ErrorKind::usage, "f32 or f64"));
-  EXPECT_TRUE(throws_error([&] { histogram_weighted(SampleType::f32, x.data(), 1, SampleType::f32, x.data(), b,
-                                                    cpu("cpu_parallel")); },
-                           ErrorKind::unsupported, "weighted"));
   WeightedHistogram a(b), c(Binning::even(3, 0, 2));
   EXPECT_TRUE(throws_error([&] { a += c; }, ErrorKind::usage));
   a.slots()[0] = 1.5;
@@ -304,7 +301,7 @@ TEST(Weighted, ErrorsAndStorage) {
   Problem p{SampleType::f32, &b, 1};
   p.weighted = true;
   EXPECT_EQ(p.needs(), unsigned{kCapabilityWeights});
-  EXPECT_STREQ(choose_strategy(p, Backend::cpu).name, "cpu_serial");
+  EXPECT_STREQ(choose_strategy(p, Backend::cpu).name, "cpu_parallel");
 }
 
 TEST(Weighted, CpuSerialWeightsPerPixel) {

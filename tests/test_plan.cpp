@@ -143,16 +143,20 @@ TEST(Plan, ErrorsSpeakTheLibrarysTerms) {
 
 TEST(Plan, AskedStrategyMustTakeTheRequest) {
   const Binning b = Binning::even(10, 0.0, 1.0);
+  Request weighted_pixels = Request::pixels(SampleType::u8, 3, 0x7, Binning::per_value(SampleType::u8));
+  weighted_pixels.weight_type = SampleType::f32;
   try {
-    Plan(Request::weighted(SampleType::f32, SampleType::f32, b), cpu("cpu_parallel"));
-    FAIL() << "cpu_parallel has no weights";
+    Plan(weighted_pixels, cpu("cpu_parallel"));
+    FAIL() << "cpu_parallel counts no pixels with channels";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::unsupported);
     EXPECT_EQ(e.subject(), ErrorSubject::strategy);
-    EXPECT_NE(e.message().find("weighted"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("pixel"), std::string::npos) << e.what();
   }
-  const Plan serial(Request::weighted(SampleType::f32, SampleType::f32, b), cpu("cpu_serial"));
+  const Plan serial(weighted_pixels, cpu("cpu_serial"));
   EXPECT_STREQ(serial.strategy().name, "cpu_serial");
+  const Plan parallel(Request::weighted(SampleType::f32, SampleType::f32, b), cpu("cpu_parallel"));
+  EXPECT_STREQ(parallel.strategy().name, "cpu_parallel");
 }
 
 TEST(Plan, MovesKeepTheResolution) {

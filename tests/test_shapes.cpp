@@ -445,11 +445,96 @@ TEST(DeterministicWeights, SquaresBesideFloatingSums) {
   Request no_weights = Request::counts(SampleType::i32, b);
   no_weights.deterministic = true;
   EXPECT_THROW(no_weights.validate(), Error);
-  // Only cpu_serial sums weights on the CPU: cpu_parallel declines.
+  // Both CPU strategies sum weights of a plain array; auto takes cpu_parallel.
   Request det = Request::weighted(SampleType::i32, SampleType::f64, b);
   det.deterministic = true;
-  EXPECT_THROW(Plan(det, cpu("cpu_parallel")), Error);
-  EXPECT_STREQ(Plan(det, cpu("auto")).strategy().name, "cpu_serial");
+  EXPECT_STREQ(Plan(det, cpu("cpu_parallel")).strategy().name, "cpu_parallel");
+  EXPECT_STREQ(Plan(det, cpu("auto")).strategy().name, "cpu_parallel");
+}
+
+// cpu_parallel's weighted sums against cpu_serial's, with and without
+// deterministic sums and squares, on 1-3 workers, sizes around the first
+// second worker, specials among the weights: deterministic sums bit for bit;
+// double sums bit for bit with one worker (its loop is cpu_serial's), else
+// within the rounding of a reordered sum; the same bits again from a second
+// plan with the same threads, and accumulation into what is there.
+template <class T, class W>
+void check_parallel_weights(const Binning& b, const std::vector<T>& x, const std::vector<W>& w, const char* what) {
+  const SampleType type = sample_type_of<T>(), wtype = sample_type_of<W>();
+  std::vector<W> magnitudes(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) magnitudes[i] = std::fabs(w[i]);
+  for (const bool deterministic : {false, true})
+    for (const bool squares : {false, true}) {
+      Request r = Request::weighted(type, wtype, b);
+      r.deterministic = deterministic;
+      r.weight_squares = squares;
+      const std::size_t outputs = squares ? 2 : 1;
+      const Input input = Input::array(x.data(), x.size(), w.data());
+      std::vector<WeightedHistogram> want(outputs, WeightedHistogram(b)), bound(outputs, WeightedHistogram(b));
+      const Plan serial(r, cpu("cpu_serial", 1));
+      serial.fill(want, input);
+      serial.fill(want, input);  // twice: the accumulation below adds a second call too
+      Request abs_request = Request::weighted(type, wtype, b);
+      abs_request.weight_squares = squares;
+      Plan(abs_request, cpu("cpu_serial", 1)).fill(bound, Input::array(x.data(), x.size(), magnitudes.data()));
+      for (const unsigned threads : {1u, 2u, 3u}) {
+        SCOPED_TRACE(std::string(what) + ", n " + std::to_string(x.size()) + ", threads " + std::to_string(threads) +
+                     (deterministic ? ", deterministic" : "") + (squares ? ", squares" : ""));
+        std::vector<WeightedHistogram> got(outputs, WeightedHistogram(b)), again(outputs, WeightedHistogram(b));
+        const Plan parallel(r, cpu("cpu_parallel", threads));
+        ASSERT_STREQ(parallel.strategy().name, "cpu_parallel");
+        parallel.fill(got, input);
+        parallel.fill(got, input);
+        Plan(r, cpu("cpu_parallel", threads)).fill(again, input);
+        Plan(r, cpu("cpu_parallel", threads)).fill(again, input);
+        for (std::size_t o = 0; o < outputs; ++o)
+          for (std::uint64_t s = 0; s < b.slots(); ++s) {
+            const double g = got[o].slots()[s], e = want[o].slots()[s];
+            EXPECT_TRUE(same_bits(g, again[o].slots()[s])) << "output " << o << ", slot " << s;
+            if (deterministic || threads == 1) {
+              EXPECT_TRUE(same_bits(g, e)) << "output " << o << ", slot " << s << ": " << g << " against " << e;
+            } else if (std::isnan(e) || std::isinf(e)) {
+              EXPECT_TRUE(same_bits(g, e)) << "output " << o << ", slot " << s << ": " << g << " against " << e;
+            } else {
+              // Each of two sums of m terms in any order is within (m - 1) u of the terms'
+              // magnitudes' sum (u = 2^-53); both sums here are of two calls' terms.
+              const double m = 2.0 * static_cast<double>(x.size());
+              EXPECT_LE(std::fabs(g - e), 2 * m * 0x1p-53 * 2 * bound[o].slots()[s]) << "output " << o << ", slot " << s;
+            }
+          }
+      }
+    }
+}
+
+TEST(DeterministicWeights, CpuParallelAgreesWithCpuSerial) {
+  std::mt19937_64 rng(33);
+  // 0, 1, around the first second worker (2 x 32 KiB of 12-, 6- and 5-byte pairs), larger.
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5461}, std::size_t{5462},
+                              std::size_t{10923}, std::size_t{13108}, std::size_t{70001},
+                              std::size_t{(1 << 20) + 13}}) {
+    std::vector<float> xf(n);
+    std::vector<double> wd(n);
+    std::vector<std::int16_t> xi(n);
+    std::vector<float> wf(n);
+    std::vector<std::uint8_t> xb(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      xf[i] = std::uniform_real_distribution<float>(-0.1f, 1.1f)(rng);
+      // Magnitudes over 12 orders, both signs: double sums of these depend on the order.
+      wd[i] = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), static_cast<int>(rng() % 40) - 20);
+      xi[i] = static_cast<std::int16_t>(static_cast<int>(rng() % 260) - 130);
+      wf[i] = std::uniform_real_distribution<float>(-4, 4)(rng);
+      xb[i] = static_cast<std::uint8_t>(rng());
+    }
+    if (n > 100) {
+      wd[n / 3] = INFINITY;        // one slot infinite
+      wf[n / 2] = std::numeric_limits<float>::quiet_NaN();  // one slot NaN
+      xf[n / 4] = 1.0f;            // the last edge
+      wd[n / 5] = 3e6;             // the bound
+    }
+    check_parallel_weights(Binning::even(100, 0.0, 1.0), xf, wd, "f32 samples, f64 weights, even bins");
+    check_parallel_weights(Binning::even(200, -100, 100), xi, wf, "i16 samples, unit bins");
+    check_parallel_weights(Binning::explicit_edges({0, 10, 100, 200, 255}), xb, wf, "u8 samples, explicit edges");
+  }
 }
 
 }  // namespace

@@ -103,6 +103,12 @@ struct Wide {
     lo += static_cast<std::uint64_t>(v);
     hi += (v < 0 ? -1 : 0) + (lo < before ? 1 : 0);
   }
+  // Another sum (a part's, added into the whole's).
+  LEVELHIST_HD void add(const Wide& o) {
+    const std::uint64_t before = lo;
+    lo += o.lo;
+    hi += o.hi + (lo < before ? 1 : 0);
+  }
 };
 
 // Bits of the quiet NaN both sides return.

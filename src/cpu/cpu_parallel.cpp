@@ -20,6 +20,8 @@
 // counts by construction: the same function maps the same values.
 //
 // Batches (segments, tiles) and N-d points: cpu_parallel_shapes.cpp.
+// Weighted sums of one plain array (run_weighted): one fixed part of the
+// samples a worker, each into private sums, the parts added in worker order.
 //
 // Private counters are 32-bit for cache footprint; a worker adds them into
 // the 64-bit output (under a mutex) at least every kFlushSamples samples, so
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "core/bin_maps.hpp"
+#include "core/fixed_point.hpp"
 #include "core/strategies.hpp"
 #include "cpu/cpu_parallel_bytes.hpp"
 #include "cpu/cpu_parallel_fork_join.hpp"
@@ -308,14 +311,150 @@ void run_plain(const RunArgs& a) {
   });
 }
 
-// Batches and N-d points: cpu_parallel_shapes.cpp.
+// ---- weighted sums ----------------------------------------------------------------
+
+// Worker k sums part k of the samples, [n k / W, n (k + 1) / W), in sample
+// order into private sums (doubles; or integer quanta, fixed_point.hpp, for
+// deterministic sums), and the parts are added into the output in worker
+// order once every worker is done. Double sums therefore depend only on the
+// data and the number of workers (one worker: cpu_serial's sums, bit for bit),
+// not on which thread ran first; deterministic sums only on the data, as on
+// every backend. Fixed parts, not the counting paths' queue of chunks: a
+// worker slowed by another process then holds the others up, which is the
+// price of sums that repeat.
+struct WeightedSums {
+  std::vector<double> sums, squares;                  // double sums
+  std::vector<fixed::Wide> wide, wide_squares;        // deterministic sums
+  std::vector<unsigned> flags, square_flags;          // their non-finite weights
+};
+
+template <class T, class W, class SlotOf>
+void sum_part(const RunArgs& a, const SlotOf& slot_of, std::uint64_t begin, std::uint64_t end, double* sums,
+              double* squares, WeightedSums* exact, const fixed::Quantizer& quantize,
+              const fixed::Quantizer& quantize_square) {
+  const auto* samples = static_cast<const unsigned char*>(a.samples);
+  const auto* weights = static_cast<const unsigned char*>(a.weights);
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const std::uint64_t s = slot_of(load<T>(samples + i * sizeof(T)));
+    const double w = static_cast<double>(load<W>(weights + i * sizeof(W)));
+    const double w2 = w * w;  // as cpu_serial squares it
+    if (!exact) {
+      sums[s] += w;
+      if (squares) squares[s] += w2;
+      continue;
+    }
+    if (unsigned f = fixed::special_of(w)) exact->flags[s] |= f;
+    else exact->wide[s].add(quantize(w));
+    if (!a.weight_squares) continue;
+    if (unsigned f = fixed::special_of(w2)) exact->square_flags[s] |= f;
+    else exact->wide_squares[s].add(quantize_square(w2));
+  }
+}
+
+// Workers for n weighted samples of `pair_bytes` (sample + weight) into
+// `slots` slots of `slot_bytes` private bytes each: one per core (or the
+// caller's threads), fewer while their parts are small, their private sums
+// exceed the budget, or there are fewer samples a worker than slots.
+unsigned weighted_workers(const RunArgs& a, std::uint64_t pair_bytes, std::uint64_t slot_bytes) {
+  const std::uint64_t slots = a.binning->slots();
+  const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * pair_bytes / min_bytes_per_worker(Method::per_sample));
+  auto workers = static_cast<unsigned>(std::min<std::uint64_t>(cpu_parallel_detail::threads_or_cores(a.threads), useful));
+  while (workers > 1 && (workers * slots * slot_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
+  return workers;
+}
+
+template <class T, class W, class SlotOf>
+void run_weighted_with(const RunArgs& a, const SlotOf& slot_of) {
+  const std::uint64_t slots = a.binning->slots();
+  const bool exact = a.deterministic, squares = a.weight_squares != nullptr;
+  const int e = exact ? fixed::exponent_of(*a.weight_bound) : 0;
+  const fixed::Quantizer quantize(e), quantize_square(2 * e);
+  const std::uint64_t slot_bytes = (exact ? sizeof(fixed::Wide) + sizeof(unsigned) : sizeof(double)) * (squares ? 2 : 1);
+  const unsigned workers = weighted_workers(a, sizeof(T) + sizeof(W), slot_bytes);
+  if (workers == 1 && !exact) {  // inline, straight into the output: cpu_serial's loop
+    sum_part<T, W>(a, slot_of, 0, a.n, a.weight_sums, a.weight_squares, nullptr, quantize, quantize_square);
+    return;
+  }
+  std::vector<WeightedSums> parts(workers);
+  fork_join(workers, [&](unsigned k) {
+    WeightedSums& part = parts[k];
+    if (exact) {
+      part.wide.assign(slots, {});
+      part.flags.assign(slots, 0);
+      if (squares) part.wide_squares.assign(slots, {}), part.square_flags.assign(slots, 0);
+    } else {
+      part.sums.assign(slots, 0.0);
+      if (squares) part.squares.assign(slots, 0.0);
+    }
+    const std::uint64_t begin = a.n / workers * k + std::min<std::uint64_t>(k, a.n % workers);
+    const std::uint64_t end = begin + a.n / workers + (k < a.n % workers ? 1 : 0);
+    sum_part<T, W>(a, slot_of, begin, end, part.sums.data(), squares ? part.squares.data() : nullptr,
+                   exact ? &part : nullptr, quantize, quantize_square);
+  });
+  if (!exact) {
+    for (const WeightedSums& part : parts)
+      for (std::uint64_t s = 0; s < slots; ++s) {
+        a.weight_sums[s] += part.sums[s];
+        if (squares) a.weight_squares[s] += part.squares[s];
+      }
+    return;
+  }
+  WeightedSums& total = parts[0];
+  for (unsigned k = 1; k < workers; ++k)
+    for (std::uint64_t s = 0; s < slots; ++s) {
+      total.wide[s].add(parts[k].wide[s]);
+      total.flags[s] |= parts[k].flags[s];
+      if (!squares) continue;
+      total.wide_squares[s].add(parts[k].wide_squares[s]);
+      total.square_flags[s] |= parts[k].square_flags[s];
+    }
+  for (std::uint64_t s = 0; s < slots; ++s) {
+    a.weight_sums[s] += fixed::to_double(total.wide[s], total.flags[s], e);
+    if (squares) a.weight_squares[s] += fixed::to_double(total.wide_squares[s], total.square_flags[s], 2 * e);
+  }
+}
+
+void run_weighted(const RunArgs& a) {
+  const std::uint64_t slots = a.binning->slots();
+  if (!a.accumulate) {
+    std::memset(a.weight_sums, 0, slots * sizeof(double));
+    if (a.weight_squares) std::memset(a.weight_squares, 0, slots * sizeof(double));
+  }
+  if (a.n == 0) return;
+  visit_sample_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto with_weights = [&](const auto& slot_of) {
+      if (a.weight_type == SampleType::f64) run_weighted_with<T, double>(a, slot_of);
+      else run_weighted_with<T, float>(a, slot_of);
+    };
+    if constexpr (std::is_integral_v<T>) {
+      if (const std::optional<UnitOffsetBins> unit = UnitOffsetBins::of(*a.binning))
+        return with_weights([u = *unit](T x) { return u.slot(x); });
+    }
+    if (a.binning->kind() == BinKind::even) {
+      const binmap::EvenParams even = binmap::make_even_params(*a.binning);
+      return with_weights([even](T x) { return binmap::even_slot(x, even); });
+    }
+    const BinIndexer indexer = a.indexer;
+    with_weights([indexer](T x) { return indexer.slot(static_cast<double>(x)); });
+  });
+}
+
+// Batches and N-d points: cpu_parallel_shapes.cpp; weighted sums above.
 void run(const RunArgs& a) {
+  if (a.weight_sums) return run_weighted(a);
   if (a.axes.count > 1) return cpu_parallel_detail::run_axes(a);
   if (a.batch.kind != BatchKind::none) return cpu_parallel_detail::run_batch(a, run_plain);
   run_plain(a);
 }
 
-bool supports(const Problem&, std::string*) { return true; }
+bool supports(const Problem& p, std::string* why_not) {
+  if (p.weighted && (!p.layout.is_plain() || !p.batch.is_none() || p.axis_count > 1)) {
+    if (why_not) *why_not = "cpu_parallel: sums the weights of a plain array only, not of pixels with channels";
+    return false;
+  }
+  return true;
+}
 std::size_t no_workspace(const Problem&) { return 0; }
 
 // Sizes where a run changes behaviour, for the tests to probe at n-1, n, n+1:
@@ -334,6 +473,9 @@ std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
     sizes = {kRawWordsMinSamples};
   }
   sizes.push_back(2 * min_bytes_per_worker(method) / size);
+  // Weighted sums: the first size that starts a second worker.
+  if (problem.weighted)
+    sizes.push_back(2 * min_bytes_per_worker(Method::per_sample) / (size + sample_size(problem.weight_type)));
   return sizes;
 }
 
@@ -341,12 +483,14 @@ std::vector<std::uint64_t> boundary_sizes(const Problem& problem) {
 
 const Strategy cpu_parallel{"cpu_parallel",
                             Backend::cpu,
-                            "fork/join, one private histogram per thread (AVX-512 byte counter where available)",
+                            "fork/join, one private histogram per thread (AVX-512 byte counter where available); "
+                            "weighted sums of a plain array in fixed parts, added in order",
                             "Wilt part 2 (privatized per-thread histograms, CPU fork/join)",
                             supports,
                             no_workspace,
                             run,
                             boundary_sizes,
-                            kCapabilitySegments | kCapabilityTiles | kCapabilityAxes};
+                            kCapabilitySegments | kCapabilityTiles | kCapabilityAxes | kCapabilityWeights |
+                                kCapabilityDeterministic | kCapabilitySquares};
 
 }  // namespace levelhist::strategies
