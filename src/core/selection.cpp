@@ -91,7 +91,7 @@ constexpr Row kTable[] = {
     {Backend::cpu, kAnyCc, kMaxCc, {.layout = Layouts::plain, .values = Values::counts}, "cpu_parallel",
      "BENCHMARKS.md, CPU: the acceptance run (all cores; AVX-512 byte counter); batches and N-d points too"},
     {Backend::cpu, kAnyCc, kMaxCc, {.layout = Layouts::plain, .values = Values::weighted, .shape = Shapes::single},
-     "cpu_parallel", "BENCHMARKS.md, 2026-11-28: weighted sums on the CPU, 3.5x cpu_serial on 2 cores"},
+     "cpu_parallel", "BENCHMARKS.md, 2026-11-28: weighted sums on the CPU, 3.4x cpu_serial on 2 cores"},
     {Backend::cpu, kAnyCc, kMaxCc, {}, "cpu_serial",
      "the reference loop: the only CPU strategy for pixels with channels (weighted or not)"},
 };
