@@ -499,7 +499,8 @@ void check_parallel_weights(const Binning& b, const std::vector<T>& x, const std
               // Each of two sums of m terms in any order is within (m - 1) u of the terms'
               // magnitudes' sum (u = 2^-53); both sums here are of two calls' terms.
               const double m = 2.0 * static_cast<double>(x.size());
-              EXPECT_LE(std::fabs(g - e), 2 * m * 0x1p-53 * 2 * bound[o].slots()[s]) << "output " << o << ", slot " << s;
+              EXPECT_LE(std::fabs(g - e), 2 * m * 0x1p-53 * 2 * bound[o].slots()[s])
+                  << "output " << o << ", slot " << s;
             }
           }
       }

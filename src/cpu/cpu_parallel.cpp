@@ -358,7 +358,8 @@ void sum_part(const RunArgs& a, const SlotOf& slot_of, std::uint64_t begin, std:
 unsigned weighted_workers(const RunArgs& a, std::uint64_t pair_bytes, std::uint64_t slot_bytes) {
   const std::uint64_t slots = a.binning->slots();
   const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * pair_bytes / min_bytes_per_worker(Method::per_sample));
-  auto workers = static_cast<unsigned>(std::min<std::uint64_t>(cpu_parallel_detail::threads_or_cores(a.threads), useful));
+  const unsigned threads = cpu_parallel_detail::threads_or_cores(a.threads);
+  auto workers = static_cast<unsigned>(std::min<std::uint64_t>(threads, useful));
   while (workers > 1 && (workers * slots * slot_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
   return workers;
 }
@@ -369,7 +370,8 @@ void run_weighted_with(const RunArgs& a, const SlotOf& slot_of) {
   const bool exact = a.deterministic, squares = a.weight_squares != nullptr;
   const int e = exact ? fixed::exponent_of(*a.weight_bound) : 0;
   const fixed::Quantizer quantize(e), quantize_square(2 * e);
-  const std::uint64_t slot_bytes = (exact ? sizeof(fixed::Wide) + sizeof(unsigned) : sizeof(double)) * (squares ? 2 : 1);
+  const std::uint64_t per_value = exact ? sizeof(fixed::Wide) + sizeof(unsigned) : sizeof(double);
+  const std::uint64_t slot_bytes = per_value * (squares ? 2 : 1);
   const unsigned workers = weighted_workers(a, sizeof(T) + sizeof(W), slot_bytes);
   if (workers == 1 && !exact) {  // inline, straight into the output: cpu_serial's loop
     sum_part<T, W>(a, slot_of, 0, a.n, a.weight_sums, a.weight_squares, nullptr, quantize, quantize_square);
