@@ -1038,6 +1038,13 @@ TEST_F(CliTest, CountWeights) {
   std::vector<std::string> csv = lines_of(ok(with({"--format", "csv", xf})).out);
   EXPECT_EQ(csv, (std::vector<std::string>{"bin,lower,upper,sum", "0,0,0.5,1.5", "1,0.5,1,2.25", "underflow,-inf,0,4",
                                            "overflow,1,inf,8", "nan,,,16"}));
+  // Both CPU strategies sum weights, to the same sums.
+  for (const char* strategy : {"cpu_serial", "cpu_parallel"}) {
+    const Json s = parse_json(ok(with({"--strategy", strategy, "--format", "json", xf})).out);
+    EXPECT_EQ(s["strategy"].get<std::string>(), strategy);
+    EXPECT_EQ(doubles(s["sums"]), (std::vector<double>{1.5, 2.25})) << strategy;
+    EXPECT_EQ(s["nan"].get<double>(), 16.0) << strategy;
+  }
   std::string table = ok(with({xf})).out;
   EXPECT_NE(table.find("31.75"), std::string::npos) << table;
   EXPECT_NE(table.find("[0.5, 1)"), std::string::npos) << table;
@@ -1077,7 +1084,6 @@ TEST_F(CliTest, CountWeightsErrors) {
   fails(2, with({"--weights", two, "--channels", "2", xf}));
   fails(2, with({"--weights", two, "--per-file", xf}));
   fails(2, with({"--weights", "-", xf}));
-  fails(1, with({"--weights", two, "--strategy", "cpu_parallel", file("x2.f32", bytes_of(std::vector<float>{1, 2}))}));
 }
 
 }  // namespace

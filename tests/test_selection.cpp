@@ -67,15 +67,20 @@ TEST(Selection, CpuChoicesFollowTheRows) {
   EXPECT_STREQ(choose_strategy(Problem{SampleType::f32, &f32, 1000}, Backend::cpu).name, "cpu_parallel");
   Problem weighted{SampleType::f32, &f32, 1000};
   weighted.weighted = true;
-  EXPECT_STREQ(choose_strategy(weighted, Backend::cpu).name, "cpu_serial");
+  EXPECT_STREQ(choose_strategy(weighted, Backend::cpu).name, "cpu_parallel");
   Problem pixels{SampleType::u8, &kBytes, 1200, PixelLayout{3, 0x7, 400, 1, 0}};
   EXPECT_STREQ(choose_strategy(pixels, Backend::cpu).name, "cpu_serial");
+  Problem weighted_pixels = pixels;
+  weighted_pixels.weighted = true;
+  EXPECT_STREQ(choose_strategy(weighted_pixels, Backend::cpu).name, "cpu_serial");
   // The steps say why each row did or did not take the problem.
   const std::vector<SelectionStep> steps = explain_choice(weighted, Backend::cpu);
-  ASSERT_EQ(steps.size(), 2u);
+  ASSERT_EQ(steps.size(), 3u);
   EXPECT_FALSE(steps[0].matched);
   EXPECT_NE(steps[0].why.find("weights"), std::string::npos) << steps[0].why;
   EXPECT_TRUE(steps[1].chosen);
+  EXPECT_EQ(steps[1].strategy, "cpu_parallel");
+  EXPECT_FALSE(steps[2].chosen);
 }
 
 TEST(Selection, WithoutADeviceNoCudaRowMatches) {
