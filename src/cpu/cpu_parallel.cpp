@@ -122,6 +122,24 @@ std::uint64_t min_bytes_per_worker(Method method) {
   return std::uint64_t{32} << 10;
 }
 
+// Workers for the call's n samples of `sample_bytes` each (a weighted
+// sample's bytes with its weight's) counted by `method`: one per core (or
+// the caller's threads), fewer where their shares would be below the
+// method's least.
+unsigned useful_workers(const RunArgs& a, std::uint64_t sample_bytes, Method method) {
+  const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * sample_bytes / min_bytes_per_worker(method));
+  return static_cast<unsigned>(std::min<std::uint64_t>(cpu_parallel_detail::threads_or_cores(a.threads), useful));
+}
+
+// At most `workers`, and no more than the memory budget allows for a private
+// table of `table_bytes` each or than there are samples to fill their slots()
+// slots (else clearing and merging the tables costs more than counting).
+unsigned within_table_budget(unsigned workers, const RunArgs& a, std::uint64_t table_bytes) {
+  const std::uint64_t slots = a.binning->slots();
+  while (workers > 1 && (workers * table_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
+  return workers;
+}
+
 Plan choose_plan(const RunArgs& a) {
   const std::size_t size = sample_size(a.type);
   const std::optional<UnitOffsetBins> unit = is_integer(a.type) ? UnitOffsetBins::of(*a.binning) : std::nullopt;
@@ -129,17 +147,12 @@ Plan choose_plan(const RunArgs& a) {
                         : size == 2 && a.n >= kRawWordsMinSamples ? Method::raw_words
                         : unit                                      ? Method::unit_offset
                                                                     : Method::per_sample;
-  const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * size / min_bytes_per_worker(method));
-  unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(cpu_parallel_detail::threads_or_cores(a.threads), useful));
+  const unsigned workers = useful_workers(a, size, method);
   if (method == Method::raw_bytes || method == Method::raw_words) return {method, workers, 1, unit};
-  // Private tables of slots() counters: split into sub-tables while small; no
-  // more workers than the memory budget allows or than there are samples to
-  // fill the tables (else clearing and merging them costs more than counting).
+  // Private tables of slots() counters, split into sub-tables while small.
   const std::uint64_t slots = a.binning->slots();
   const unsigned sub_tables = slots <= kSubTableMaxSlots ? kSubTables : 1;
-  const std::uint64_t table_bytes = slots * sub_tables * sizeof(std::uint32_t);
-  while (workers > 1 && (workers * table_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
-  return {method, workers, sub_tables, unit};
+  return {method, within_table_budget(workers, a, slots * sub_tables * sizeof(std::uint32_t)), sub_tables, unit};
 }
 
 template <class T>
@@ -351,19 +364,6 @@ void sum_part(const RunArgs& a, const SlotOf& slot_of, std::uint64_t begin, std:
   }
 }
 
-// Workers for n weighted samples of `pair_bytes` (sample + weight) into
-// `slots` slots of `slot_bytes` private bytes each: one per core (or the
-// caller's threads), fewer while their parts are small, their private sums
-// exceed the budget, or there are fewer samples a worker than slots.
-unsigned weighted_workers(const RunArgs& a, std::uint64_t pair_bytes, std::uint64_t slot_bytes) {
-  const std::uint64_t slots = a.binning->slots();
-  const std::uint64_t useful = std::max<std::uint64_t>(1, a.n * pair_bytes / min_bytes_per_worker(Method::per_sample));
-  const unsigned threads = cpu_parallel_detail::threads_or_cores(a.threads);
-  auto workers = static_cast<unsigned>(std::min<std::uint64_t>(threads, useful));
-  while (workers > 1 && (workers * slots * slot_bytes > kPrivateTableBudgetBytes || slots > a.n / workers)) --workers;
-  return workers;
-}
-
 template <class T, class W, class SlotOf>
 void run_weighted_with(const RunArgs& a, const SlotOf& slot_of) {
   const std::uint64_t slots = a.binning->slots();
@@ -372,7 +372,8 @@ void run_weighted_with(const RunArgs& a, const SlotOf& slot_of) {
   const fixed::Quantizer quantize(e), quantize_square(2 * e);
   const std::uint64_t per_value = exact ? sizeof(fixed::Wide) + sizeof(unsigned) : sizeof(double);
   const std::uint64_t slot_bytes = per_value * (squares ? 2 : 1);
-  const unsigned workers = weighted_workers(a, sizeof(T) + sizeof(W), slot_bytes);
+  const unsigned workers =
+      within_table_budget(useful_workers(a, sizeof(T) + sizeof(W), Method::per_sample), a, slots * slot_bytes);
   if (workers == 1 && !exact) {  // inline, straight into the output: cpu_serial's loop
     sum_part<T, W>(a, slot_of, 0, a.n, a.weight_sums, a.weight_squares, nullptr, quantize, quantize_square);
     return;
