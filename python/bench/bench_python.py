@@ -286,15 +286,26 @@ def main():
         call = next(c for k, c in _api._fast_device_calls.items() if k[0] == "torch" and c is not None)
         stream = _arrays.Torch.stream(0)
         ws, ws_bytes = call.entry.workspace(_arrays.Torch, 0, stream, 1000)
-        out = call.empty(call.slots)
+        out = torch.empty(call.slots, dtype=torch.int64, device="cuda")
         parts = [
             ("the stream query", lambda: _arrays.Torch.stream(0)),
-            ("the output: torch.empty", lambda: call.empty(call.slots)),
+            ("the workspace lookup", lambda: call.entry.workspace(_arrays.Torch, 0, stream, 1000)),
+            ("a result made ahead (_next_result)", lambda: _api._next_result(call, stream)),
             ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
                                                                          ws.data_ptr(), ws_bytes, stream)),
-            ("the edges' copy: clone", lambda: call.edges.clone()),
-            ("the view out[:bins]", lambda: out[:BINS]),
+            ("Plan.run, n = 0 (the binding and a cudaMemsetAsync)",
+             lambda: call.entry.plan.run(xs.data_ptr(), 0, 0, out.data_ptr(), False, ws.data_ptr(), ws_bytes, stream)),
+            ("for reference: torch.empty of the slots", lambda: torch.empty(call.slots, dtype=torch.int64,
+                                                                           device="cuda")),
+            ("for reference: the edges' clone", lambda: call.edges.clone()),
         ]
+        def made_each_call():  # the fast path before results were made ahead, for comparison in the same run
+            o = torch.empty(call.slots, dtype=torch.int64, device="cuda")
+            call.entry.plan.run(xs.data_ptr(), 1000, 0, o.data_ptr(), False, ws.data_ptr(), ws_bytes,
+                                _arrays.Torch.stream(0))
+            return o[:BINS], call.edges.clone()
+
+        parts.append(("the same call, output and edges made each call (as before)", made_each_call))
         for what, fn in parts:
             rows.append(("1000 samples per call", f"  part: {what}", per_call_us(fn, tsync) / 1e3, None, "us per call"))
         rows.append(("1000 samples per call", "levelhist (torch tensor)", us_lh / 1e3, None, "us per call"))

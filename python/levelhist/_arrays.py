@@ -179,9 +179,18 @@ class CuPy:
         return CuPy.module().empty(n, dtype=dtype)
 
     @staticmethod
-    def empty_maker(dtype, device):
-        """empty(n) on the current device, made once (the fast path's output)."""
-        return functools.partial(CuPy.module().empty, dtype=dtype)
+    def result_rows(k, slots, bins, device):
+        """k int64 arrays of `bins` counts, each the head of its own row of
+        `slots` in one allocation on the current device (the fast path's
+        outputs, made k at a time)."""
+        block = CuPy.module().empty((k, slots), dtype=np.int64)
+        return [block[i, :bins] for i in range(k)]
+
+    @staticmethod
+    def copies(x, k):
+        """k copies of the 1-D array x, rows of one allocation."""
+        block = CuPy.module().tile(x, (k, 1))
+        return [block[i] for i in range(k)]
 
     @staticmethod
     def zeros(n, dtype, device):
@@ -324,10 +333,18 @@ class Torch:
         return _torch().empty(n, dtype=_to_torch_dtype(np.dtype(dtype)), device=f"cuda:{device}")
 
     @staticmethod
-    def empty_maker(dtype, device):
-        """empty(n) on that device, made once (the fast path's output)."""
+    def result_rows(k, slots, bins, device):
+        """k int64 tensors of `bins` counts, each the head of its own row of
+        `slots` in one allocation on that device (the fast path's outputs,
+        made k at a time)."""
         torch = _torch()
-        return functools.partial(torch.empty, dtype=_to_torch_dtype(np.dtype(dtype)), device=torch.device("cuda", device))
+        block = torch.empty((k, slots), dtype=torch.int64, device=torch.device("cuda", device))
+        return list(block[:, :bins].unbind(0))
+
+    @staticmethod
+    def copies(x, k):
+        """k copies of the 1-D tensor x, rows of one allocation."""
+        return list(x.repeat(k, 1).unbind(0))
 
     @staticmethod
     def zeros(n, dtype, device):

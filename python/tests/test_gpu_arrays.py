@@ -135,6 +135,56 @@ def test_repeated_calls_give_fresh_results(xp):
     assert any(k[0] == name and c is not None for k, c in _api._fast_device_calls.items())
 
 
+def test_common_call_results_made_ahead_are_each_the_callers_own(xp):
+    # The common call makes its results a batch at a time (rows of one
+    # allocation): across several batches every counts array and every edges
+    # array must be a distinct piece of memory, hold this call's values, keep
+    # the flow counters out of the counts, and not change when another
+    # result is written.
+    from levelhist import _api, _arrays
+    name, m = xp
+    lib = _arrays.DEVICE_LIBRARIES[name]
+    calls = 3 * _api.RESULT_BATCH + 5
+    xs = [RNG.random(1000).astype(np.float32) * 1.2 - 0.1 for _ in range(calls)]  # some under and over the range
+    results = [levelhist.histogram(to_device(xp, x), 1024, (0, 1)) for x in xs]
+    pointers = {lib.pointer(a) for result in results for a in result}
+    assert len(pointers) == 2 * calls
+    for hist, edges in results:
+        hist[:] = -1  # each result written over before any is read
+        edges[:] = -1
+        assert tuple(hist.shape) == (1024,) and tuple(edges.shape) == (1025,)
+    results = [levelhist.histogram(to_device(xp, x), 1024, (0, 1)) for x in xs]
+    for x, (hist, edges) in zip(xs, results):
+        want_hist, want_edges = np.histogram(x, 1024, (0, 1))
+        np.testing.assert_array_equal(to_host(xp, hist), want_hist)
+        np.testing.assert_array_equal(to_host(xp, edges), want_edges)
+    for hist, edges in results[1:]:
+        hist[:] = 0
+        edges[:] = 0
+    np.testing.assert_array_equal(to_host(xp, results[0][0]), np.histogram(xs[0], 1024, (0, 1))[0])
+
+
+def test_common_call_on_alternating_streams(xp):
+    # Results made ahead belong to the stream they were made on: calls that
+    # alternate between two streams must each get results of their own stream,
+    # counted right.
+    name, m = xp
+    x = RNG.random(1 << 16).astype(np.float32)
+    want = np.histogram(x, 256, (0, 1))[0]
+    d = to_device(xp, x)
+    side = m.cuda.Stream(non_blocking=True) if name == "cupy" else m.cuda.Stream()
+    got = []
+    for i in range(40):
+        if i % 2:
+            with (side if name == "cupy" else m.cuda.stream(side)):
+                got.append(levelhist.histogram(d, 256, (0, 1))[0])
+        else:
+            got.append(levelhist.histogram(d, 256, (0, 1))[0])
+    side.synchronize()
+    for h in got:
+        np.testing.assert_array_equal(to_host(xp, h), want)
+
+
 def test_converted_dtypes_through_the_common_call(xp):
     # bool and (torch) bfloat16 samples are converted before counting; the
     # common call's path must hand them to the general one, not refuse them.
