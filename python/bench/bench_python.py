@@ -236,6 +236,24 @@ def main():
                 read = read_limit(case, lambda: pts.sum(), [pts], nbytes)
                 l2 = median_ms(lambda: levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)]), torch_events, a.runs)
                 add(case, "levelhist.histogramdd (torch tensor)", l2, nbytes, read, "read limit")
+                # Where a call's time goes: the plan's launch alone (no Python), and
+                # the host's time inside the call (no wait for the GPU after it).
+                from levelhist import _api, _arrays, _nd
+                entry = list(_nd._plans.values())[-1]
+                out = torch.empty(entry.plan.slots, dtype=torch.int64, device="cuda")
+                launch = _api._device_launch_args(_arrays.Torch, entry, 0, pts.shape[0])
+                k2 = median_ms(lambda: entry.plan.run_points([pts.data_ptr()], pts.shape[0], out.data_ptr(), False,
+                                                             *launch), torch_events, a.runs)
+                add(case, "  its launch alone (Plan.run_points, no Python)", k2, nbytes, read, "read limit")
+                host = []
+                for _ in range(a.runs):
+                    t0 = time.perf_counter()
+                    levelhist.histogramdd(pts, 100, [(0, 1), (0, 1)])
+                    host.append((time.perf_counter() - t0) * 1e3)
+                    torch.cuda.synchronize()
+                rows.append((case, "  the host's time inside the call (not waiting after it)", statistics.median(host),
+                             None, ""))
+                out = None
                 goals.append((f"2-D {dist}: levelhist / read limit", read / l2, 0.80, read / l2 >= 0.80))
                 if cupy is not None:
                     pc = cupy.from_dlpack(pts)

@@ -97,6 +97,18 @@ def _count_device(lib, axis, x, w, out=None, strategy="auto", used=None):
     return out
 
 
+def _device_edges(lib, axis, device):
+    """(edges, widths as float64) of `axis` on `device`, copied there once and
+    kept: a copy from host memory waits for the stream (the kernel just
+    launched), a copy of these on the device does not. Inside lib.using(device)."""
+    key = (lib.name, device)
+    held = axis.device_edges.get(key)
+    if held is None:
+        held = axis.device_edges[key] = (lib.from_numpy(axis.edges, device),
+                                         lib.from_numpy(np.array(np.diff(axis.edges), float), device))
+    return held
+
+
 def _library(a):
     name = _arrays.library_of(a)
     return name, (Host if name == "numpy" else _arrays.DEVICE_LIBRARIES.get(name))
@@ -324,13 +336,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     if w is not None and weight_dtype != np.float64:
         with lib.using(device):
             hist = lib.astype(hist, weight_dtype)
-    key = (lib.name, device)
-    if key not in axis.device_edges:
-        with lib.using(device):
-            axis.device_edges[key] = (lib.from_numpy(axis.edges, device),
-                                      lib.from_numpy(np.array(np.diff(axis.edges), float), device))
-    edges, db = axis.device_edges[key]
     with lib.using(device):
+        edges, db = _device_edges(lib, axis, device)
         edges = lib.copy(edges)
         if density:
             return hist / db / hist.sum(), edges

@@ -187,9 +187,10 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
         out = lib.empty(entry.plan.slots, np.int64, device)
         entry.plan.run_points([lib.pointer(c) for c in columns], n, lib.pointer(out), False, *launch)
         hist = lib.astype(out.reshape(shape)[inside], np.float64)
-        edges = [lib.from_numpy(a.edges, device) for a in axes]
+        held = [_api._device_edges(lib, a, device) for a in axes]
+        edges = [lib.copy(e) for e, _ in held]
         if density:
-            hist = _density(hist, [lib.from_numpy(np.diff(a.edges), device) for a in axes])
+            hist = _density(hist, [widths for _, widths in held])
     return hist, edges
 
 
