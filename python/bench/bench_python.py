@@ -307,7 +307,7 @@ def main():
         out = torch.empty(call.slots, dtype=torch.int64, device="cuda")
         parts = [
             ("the stream query", lambda: _arrays.Torch.stream(0)),
-            ("the workspace lookup", lambda: call.entry.workspace(_arrays.Torch, 0, stream, 1000)),
+            ("the workspace lookup", lambda: call.entry.workspace_pointer(_arrays.Torch, 0, stream, 1000)),
             ("a result made ahead (_next_result)", lambda: _api._next_result(call, stream)),
             ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
                                                                          ws.data_ptr(), ws_bytes, stream)),

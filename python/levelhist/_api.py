@@ -25,19 +25,30 @@ class _PlanEntry:
         self.workspaces = {}
 
     def workspace(self, lib, device, stream, n):
+        """(workspace, bytes) for a call of n samples on that device and stream."""
+        held = self._held(lib, device, stream, n)
+        return held[0], held[1]
+
+    def workspace_pointer(self, lib, device, stream, n):
+        """(the workspace's device address, bytes): the same, for a launch."""
+        held = self._held(lib, device, stream, n)
+        return held[3], held[1]
+
+    def _held(self, lib, device, stream, n):
         key = (lib.name, device, stream)
         held = self.workspaces.get(key)
         if held is not None and n == held[2]:
-            return held[0], held[1]  # the last call's size: checked already
+            return held  # the last call's size: checked already
         need = max(self.plan.workspace_bytes(n), 256)
         if held is None or held[1] < need:
             # Zeroed once, through the array library (its memory pool serves
             # it); every call leaves it zero again.
-            held = (lib.zeros(need, np.uint8, device), need, n)
+            workspace = lib.zeros(need, np.uint8, device)
+            held = (workspace, need, n, lib.pointer(workspace))
         else:
-            held = (held[0], held[1], n)
+            held = (held[0], held[1], n, held[3])
         self.workspaces[key] = held
-        return held[0], held[1]
+        return held
 
 
 def _entry(axis, type_name, weight_name, backend, device, strategy="auto", threads=0):
@@ -188,26 +199,27 @@ class _DeviceCall:
 
 # Results of the common GPU call are made RESULT_BATCH at a time: one
 # allocation of RESULT_BATCH rows of slots and one of as many copies of the
-# edges, cut into rows. An allocation, a copy and a view are each a few
-# microseconds from Python, more than the launch that counts 1000 samples;
-# made a batch at a time they cost a fraction of a microsecond a call. Each
-# result is a distinct row, never handed out twice; a row's allocation lives
-# until its last row is dropped, so the batch is kept to RESULT_BLOCK_BYTES.
+# edges, cut into rows. An allocation and a copy are each a few microseconds
+# from Python, as much as the launch that counts 1000 samples; made a batch at
+# a time they cost a fraction of a microsecond a call (what remains is the
+# rows' tensor objects, made by the batch too). Each result is a distinct row,
+# never handed out twice; a row's allocation lives until its last row is
+# dropped, so the batch is kept to RESULT_BLOCK_BYTES.
 RESULT_BATCH = 64
-RESULT_BLOCK_BYTES = 256 << 10
+RESULT_BLOCK_BYTES = 1 << 20
 
 
 def _next_result(call, stream):
-    """The next (counts row, edges) for a call on `stream`: rows made for that
-    stream only (the array library ties an allocation to the stream it is
-    made on, and the edges' copy runs there)."""
+    """The next (counts row, edges, the row's device address) for a call on
+    `stream`: rows made for that stream only (the array library ties an
+    allocation to the stream it is made on, and the edges' copy runs there)."""
     rows = call.ready.get(stream)
     if not rows:
         lib = call.lib
         with lib.using(call.device):
             hists = lib.result_rows(call.batch, call.slots, call.bins, call.device)
             edges = lib.copies(call.edges, call.batch)
-        rows = list(zip(hists, edges))
+        rows = [(h, e, lib.pointer(h)) for h, e in zip(hists, edges)]
         rows.reverse()  # popped from the end: the first row first
         if len(call.ready) >= 8:
             call.ready.clear()
@@ -221,6 +233,10 @@ def _next_result(call, stream):
 # ahead. None marks a key the general path must take (a dtype that is
 # converted first, or edges that need a slot map).
 _fast_device_calls = {}
+
+# The array types seen so far that are a device library's (torch.Tensor,
+# cupy.ndarray, subclasses): the common call's test of its argument's type.
+_device_types = {}
 
 
 def _fast_device_call(lib, a, dtype, bins, range, device):
@@ -243,13 +259,13 @@ def _fast_device_call(lib, a, dtype, bins, range, device):
     return call
 
 
-def _fast_device_histogram(a, lib_name, bins, range):
-    lib = _arrays.DEVICE_LIBRARIES[lib_name]
-    if not lib.plain(a):
+def _fast_device_histogram(a, lib, bins, range):
+    probed = lib.probe(a)  # (n, device, address) of a contiguous array on a GPU, else None
+    if probed is None:
         return None
+    n, device, samples = probed
     lo, hi = range
-    device = lib.device(a)
-    key = (lib_name, a.dtype, bins, type(lo), lo, type(hi), hi, device)
+    key = (lib.name, a.dtype, bins, type(lo), lo, type(hi), hi, device)
     call = _fast_device_calls.get(key, False)
     if call is False:
         try:
@@ -262,13 +278,11 @@ def _fast_device_histogram(a, lib_name, bins, range):
         _fast_device_calls[key] = call
     if call is None:
         return None
-    n = lib.size(a)
     stream = lib.stream(device)
-    workspace, workspace_bytes = call.entry.workspace(lib, device, stream, n)
-    hist, edges = _next_result(call, stream)
+    workspace, workspace_bytes = call.entry.workspace_pointer(lib, device, stream, n)
+    hist, edges, out = _next_result(call, stream)
     # The kernel writes the row's slots: the bins (hist), then the flow counters.
-    call.entry.plan.run(lib.pointer(a), n, 0, lib.pointer(hist), False, lib.pointer(workspace), workspace_bytes,
-                        stream)
+    call.entry.plan.run(samples, n, 0, out, False, workspace, workspace_bytes, stream)
     return hist, edges
 
 
@@ -298,11 +312,15 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
         result = _fast_histogram(a, bins, range)
         if result is not None:
             return result
+    if fast:
+        device_lib = _device_types.get(type(a))
+        if device_lib is None and _arrays.library_of(a) in _arrays.DEVICE_LIBRARIES:
+            device_lib = _device_types[type(a)] = _arrays.DEVICE_LIBRARIES[_arrays.library_of(a)]
+        if device_lib is not None:
+            result = _fast_device_histogram(a, device_lib, bins, range)
+            if result is not None:
+                return result
     lib_name, lib = _library(a)
-    if fast and lib_name in _arrays.DEVICE_LIBRARIES:
-        result = _fast_device_histogram(a, lib_name, bins, range)
-        if result is not None:
-            return result
     if lib_name == "torch_cpu":
         torch = sys.modules["torch"]
         hist, edges = histogram(_torch_cpu_to_numpy(a), bins, range, _torch_cpu_to_numpy(weights), density)

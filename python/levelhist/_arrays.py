@@ -139,10 +139,15 @@ class CuPy:
         return a if a.flags.c_contiguous else a.ravel()
 
     @staticmethod
-    def plain(a):
-        """Whether `a` can be counted as it is by the fast path: contiguous,
-        on the current device (whose current stream the call takes)."""
-        return a.flags.c_contiguous and a.device.id == CuPy.module().cuda.runtime.getDevice()
+    def probe(a):
+        """(size, device, address) of a C-contiguous array on the current
+        device (whose current stream the call takes), else None: the common
+        call's test and reading of its argument, in one."""
+        if a.flags.c_contiguous:
+            device = a.device.id
+            if device == CuPy.module().cuda.runtime.getDevice():
+                return a.size, device, a.data.ptr
+        return None
 
     @staticmethod
     def dtype(a):
@@ -290,9 +295,12 @@ class Torch:
         return a if a.is_contiguous() else a.reshape(-1).contiguous()
 
     @staticmethod
-    def plain(a):
-        """Whether `a` can be counted as it is by the fast path (contiguous)."""
-        return a.is_contiguous()
+    def probe(a):
+        """(size, device, address) of a contiguous CUDA tensor, else None (the
+        common call's test and reading of its argument, in one)."""
+        if a.is_cuda and a.is_contiguous():
+            return a.numel(), a.get_device(), a.data_ptr()
+        return None
 
     @staticmethod
     def dtype(a):
