@@ -27,6 +27,10 @@ _MAX_AXES = 4
 _plans = {}
 
 
+# Axes of a count of bins over a given range, by (count, (type, lo), (type, hi)).
+_range_axes = {}
+
+
 def _entry(axes, type_name, backend, device):
     key = (type_name, backend, device, axes)
     entry = _plans.get(key)
@@ -100,11 +104,25 @@ def _axes_for(lib, columns, interleaved, d, n, bins, range):
         b = bins[i]
         if _arrays.library_of(b) in ("cupy", "torch", "torch_cpu"):
             b = _arrays.DEVICE_LIBRARIES.get(_arrays.library_of(b), _arrays.Torch).to_numpy(b)
+        if type(b) is int and range[i] is not None:
+            # A count of bins over a given range: the axis depends on them alone
+            # (the edges' dtype on the range's types), so it is found again
+            # without numpy.linspace; the first call checked both.
+            try:
+                lo, hi = range[i]
+                memo_key = (b, _edges._scalar_key(lo), _edges._scalar_key(hi))
+                axis = _range_axes.get(memo_key)
+            except (TypeError, ValueError):  # not two values, or unhashable ones: the general way
+                memo_key = axis = None
+            if axis is not None:
+                axes.append(axis)
+                continue
+        else:
+            memo_key = None
         if np.ndim(b) == 0:
             if b < 1:
                 raise ValueError(f"`bins[{i}]` must be positive, when an integer")
-            column = _column(columns, interleaved, i)
-            first, last = _edges.outer_edges(range[i], n, lambda: lib.minmax(column))
+            first, last = _edges.outer_edges(range[i], n, lambda: lib.minmax(_column(columns, interleaved, i)))
             try:
                 count = operator.index(b)
             except TypeError as e:
@@ -112,6 +130,10 @@ def _axes_for(lib, columns, interleaved, d, n, bins, range):
             edges = np.linspace(first, last, count + 1)
             key = ("linspace", edges.dtype, count, _edges._scalar_key(first), _edges._scalar_key(last))
             axes.append(_edges._cached(key, lambda: _edges.linspace_axis(edges, count, first, last)))
+            if memo_key is not None:
+                if len(_range_axes) >= 256:
+                    _range_axes.clear()
+                _range_axes[memo_key] = axes[-1]
         elif np.ndim(b) == 1:
             edges = np.asarray(b)
             if np.any(edges[:-1] > edges[1:]):
