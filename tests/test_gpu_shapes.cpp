@@ -411,6 +411,19 @@ TEST(GpuShapes, JointOfTwoImagesAndTwoDFloats) {
     for (std::size_t k = 0; k < len && i < n; ++k, ++i) rx[i] = vx, ry[i] = k % 17 == 16 ? 0.35f : vy;
   }
   check_joint<float>({hundred, hundred}, {rx, ry}, "f32 runs of equal points");
+  // Points the two float guesses do not decide (a coordinate next to an edge,
+  // outside the range, NaN), in turn with each other and with points they do:
+  // the 2-D even path remembers the last undecided point and its slot.
+  const float turns[][2] = {{0.3f, 0.3f}, {0.3f, 0.555f}, {0.555f, 0.3f}, {0.555f, 0.555f}, {-0.0f, 0.0f},
+                            {0.0f, -0.0f}, {1.0f, 0.5f}, {0.5f, 1.0f}, {-0.5f, 0.3f}, {std::nanf(""), 0.3f},
+                            {0.3f, 2.0f}, {std::nextafter(0.3f, 0.0f), 0.3f}};
+  std::vector<float> tx(n), ty(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t t = (i * 7 + i / 5) % std::size(turns);
+    tx[i] = turns[t][0], ty[i] = turns[t][1];
+  }
+  check_joint<float>({hundred, hundred}, {tx, ty}, "f32 undecided points in turn");
+  check_joint<float>({hundred, Binning::even(100, 0, 1, true)}, {tx, ty}, "f32 undecided points, last bin closed");
   check_joint<float>({hundred, hundred, Binning::explicit_edges({0, 0.3, 1})}, {rx, ry, ry},
                      "f32 3-D runs (generic map)");
   check_joint<double>({hundred, Binning::even(7, -0.1, 1.1)},

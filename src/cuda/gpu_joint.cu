@@ -166,12 +166,15 @@ __device__ __forceinline__ std::uint32_t slot_of(const T (&x)[kMaxAxes], const M
 //   slower on uniform points and no faster on the constant (H200;
 //   docs/PERFORMANCE-shapes.md, N-d change 8).
 // NaN never equals itself, so such a point or coordinate is always mapped.
-template <class T, class Map>
+template <class T, class Map, bool kPairGuess = true>
 struct LastPoint {
   T x[kMaxAxes];
   std::uint32_t slot = 0;
   bool valid = false;
   typename EvenMap<T>::NearEdgeMemo memo[kMaxAxes];
+  // Even maps of 2-D points: the last point the float guesses did not decide
+  // (its slot in `slot`); NaN, which equals nothing, at first.
+  float undecided[2] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::quiet_NaN()};
   __device__ __forceinline__ std::uint32_t slot_of(const T (&p)[kMaxAxes], const Map (&maps)[kMaxAxes], const Work& w,
                                                    unsigned axes) {
     if constexpr (std::is_same_v<Map, GenericMap<T>>) {
@@ -186,6 +189,32 @@ struct LastPoint {
       valid = true;
       return slot;
     } else if constexpr (std::is_same_v<Map, EvenMap<T>>) {
+      if constexpr (binmap::exact_in_float<T>) {
+        // 2-D points: both coordinates' float guesses, and one test that both
+        // decide (each guess's bin test also refuses a coordinate outside the
+        // range or NaN: its bin is then >= bins), before any per-axis branch.
+        // The per-axis path below tests the range, then the guess, with a
+        // branch each, about 45 instructions a point against about 22 here,
+        // and the kernel was bound by its instructions
+        // (docs/PERFORMANCE-shapes.md, N-d change 9).
+        // A point the guesses do not decide is compared with the last such
+        // point first: a constant point on an edge pays the guesses and one
+        // comparison, not the per-axis path as well.
+        if (kPairGuess && axes == 2) {
+          if (!(maps[0].p.margin && maps[1].p.margin))
+            return maps[0](p[0]) * w.axis_stride[0] + maps[1](p[1]) * w.axis_stride[1];
+          const float x0 = static_cast<float>(p[0]), x1 = static_cast<float>(p[1]);
+          const binmap::EvenGuess e0 = binmap::even_guess(x0, maps[0].p);
+          const binmap::EvenGuess e1 = binmap::even_guess(x1, maps[1].p);
+          if (binmap::even_guess_decides(e0, maps[0].p) & binmap::even_guess_decides(e1, maps[1].p))
+            return e0.bin * w.axis_stride[0] + e1.bin * w.axis_stride[1];
+          if ((x0 == undecided[0]) & (x1 == undecided[1])) return slot;
+          undecided[0] = x0;
+          undecided[1] = x1;
+          slot = maps[0](p[0]) * w.axis_stride[0] + maps[1](p[1]) * w.axis_stride[1];
+          return slot;
+        }
+      }
       std::uint32_t s = 0;
 #pragma unroll
       for (unsigned a = 0; a < kMaxAxes; ++a)
@@ -221,7 +250,9 @@ __device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) 
 
 // kAxes: 2 for the common 2-D case (the compiler then maps two coordinates a
 // point, not four with two discarded), 0 for a count read from w (2 to 4).
-template <class T, class Map, Counters C, unsigned kAxes>
+// kPairGuess: false only for the study of the 2-D even path against the
+// per-axis one (LEVELHIST_JOINT_PAIR_GUESS=0, even maps of 2-D points).
+template <class T, class Map, Counters C, unsigned kAxes, bool kPairGuess = true>
 __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m0, Map m1, Map m2, Map m3) {
   const unsigned axes = kAxes ? kAxes : w.axes;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -265,7 +296,7 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
       if (a < axes) next[a] = __ldcs(reinterpret_cast<const uint4*>(w.columns[a]) + (p0 / K + v));
   };
   bool loaded = false;  // next[] holds this thread's first vector of the chunk about to start
-  LastPoint<T, Map> last;
+  LastPoint<T, Map, kPairGuess> last;
   for (std::uint64_t chunk = blockIdx.x / w.parts; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     Run run;
@@ -409,6 +440,12 @@ std::uint32_t drain_capacity() {
   return static_cast<std::uint32_t>(
       ::levelhist::detail::env_knob("LEVELHIST_JOINT_DRAIN_LIST", kDrainListDefault, 1, 1u << 14));
 }
+// LEVELHIST_JOINT_PAIR_GUESS=0: even maps of 2-D points take the per-axis
+// path (the study of docs/PERFORMANCE-shapes.md, N-d change 9).
+bool pair_guess() {
+  static const bool on = ::levelhist::detail::env_knob("LEVELHIST_JOINT_PAIR_GUESS", 1, 0, 1) != 0;
+  return on;
+}
 std::size_t drain_bytes(std::uint32_t capacity) { return (std::size_t{capacity} + 2) * 4; }
 
 // The fewest parts whose 32-bit counters each fit `budget` bytes (0: none do).
@@ -469,6 +506,8 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   w.chunk_points = C == Counters::packed ? kPackedChunkPoints : kChunkPoints;
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
   auto kernel = w.axes == 2 ? joint_kernel<T, Map, C, 2> : joint_kernel<T, Map, C, 0>;
+  if constexpr (std::is_same_v<Map, EvenMap<T>> && binmap::exact_in_float<T>)
+    if (w.axes == 2 && !pair_guess()) kernel = joint_kernel<T, Map, C, 2, false>;
   allow_large_shared(kernel);
   std::size_t smem = round_up(round_up(std::size_t{w.counter_words} * w.copies * 4, 16) + list_bytes, 16);
   for (unsigned k = 0; k < a.axes.count; ++k) {
