@@ -136,6 +136,27 @@ struct Run {
     slot = s;
     length = 1;
   }
+  // Two points at once, as the vector loops read them: equal slots go on
+  // with the run (a constant costs one comparison a pair, no atomic); two
+  // different ones end it and are added singly, without the run's
+  // bookkeeping for each (uniform data: about 4 instructions a point where
+  // add() took about 15; docs/PERFORMANCE-shapes.md, N-d change 10).
+  template <class Sink>
+  __device__ __forceinline__ void add2(std::uint32_t s0, std::uint32_t s1, Sink& c) {
+    if (s0 == s1) {
+      if (s0 == slot) {
+        length += 2;
+        return;
+      }
+      flush(c);
+      slot = s0;
+      length = 2;
+      return;
+    }
+    flush(c);
+    c.add(s0, 1u);
+    c.add(s1, 1u);
+  }
   template <class Sink>
   __device__ __forceinline__ void flush(Sink& c) {
     if (length) c.add(slot, length);
@@ -250,8 +271,9 @@ __device__ void drain_packed(BlockCounters<Counters::packed>& c, const Work& w) 
 
 // kAxes: 2 for the common 2-D case (the compiler then maps two coordinates a
 // point, not four with two discarded), 0 for a count read from w (2 to 4).
-// kPairGuess: false only for the study of the 2-D even path against the
-// per-axis one (LEVELHIST_JOINT_PAIR_GUESS=0, even maps of 2-D points).
+// kPairGuess: false only for the study of the 2-D even path and the pairs of
+// points added at once against the per-axis path and the point-by-point run
+// (LEVELHIST_JOINT_PAIR_GUESS=0, even maps of 2-D points).
 template <class T, class Map, Counters C, unsigned kAxes, bool kPairGuess = true>
 __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m0, Map m1, Map m2, Map m3) {
   const unsigned axes = kAxes ? kAxes : w.axes;
@@ -322,11 +344,20 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
           }
         }
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          T x[kMaxAxes];
+        for (int k = 0; k < K; k += 2) {  // K is even (16 bytes of 1- to 8-byte samples)
+          T x[kMaxAxes], y[kMaxAxes];
 #pragma unroll
-          for (unsigned a = 0; a < kMaxAxes; ++a) x[a] = a < axes ? x_all[a][k] : T{};
-          run.add(last.slot_of(x, maps, w, axes), c);
+          for (unsigned a = 0; a < kMaxAxes; ++a) {
+            x[a] = a < axes ? x_all[a][k] : T{};
+            y[a] = a < axes ? x_all[a][k + 1] : T{};
+          }
+          if constexpr (kPairGuess) {
+            const std::uint32_t s0 = last.slot_of(x, maps, w, axes);
+            run.add2(s0, last.slot_of(y, maps, w, axes), c);
+          } else {
+            run.add(last.slot_of(x, maps, w, axes), c);
+            run.add(last.slot_of(y, maps, w, axes), c);
+          }
         }
       }
       for (std::uint64_t i = p0 + vectors * K + threadIdx.x; i < p1; i += blockDim.x) {
@@ -364,18 +395,26 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
           load2(q0 / P, threadIdx.x, (umin(w.n, q0 + w.chunk_points) - q0) / P);
           loaded = true;
         }
+        // P points a vector: P is 1 for 8-byte coordinates, else even.
+        auto count_vector = [&](const T (&e)[E]) {
+          if constexpr (kPairGuess && P % 2 == 0) {
 #pragma unroll
-        for (int k = 0; k < P; ++k) {
-          const T x[kMaxAxes] = {e0[2 * k], e0[2 * k + 1], T{}, T{}};
-          run.add(last.slot_of(x, maps, w, 2), c);
-        }
-        if (second) {
+            for (int k = 0; k < P; k += 2) {
+              const T x[kMaxAxes] = {e[2 * k], e[2 * k + 1], T{}, T{}};
+              const T y[kMaxAxes] = {e[2 * k + 2], e[2 * k + 3], T{}, T{}};
+              const std::uint32_t s0 = last.slot_of(x, maps, w, 2);
+              run.add2(s0, last.slot_of(y, maps, w, 2), c);
+            }
+          } else {
 #pragma unroll
-          for (int k = 0; k < P; ++k) {
-            const T x[kMaxAxes] = {e1[2 * k], e1[2 * k + 1], T{}, T{}};
-            run.add(last.slot_of(x, maps, w, 2), c);
+            for (int k = 0; k < P; ++k) {
+              const T x[kMaxAxes] = {e[2 * k], e[2 * k + 1], T{}, T{}};
+              run.add(last.slot_of(x, maps, w, 2), c);
+            }
           }
-        }
+        };
+        count_vector(e0);
+        if (second) count_vector(e1);
       }
       const T* points = reinterpret_cast<const T*>(w.columns[0]);
       for (std::uint64_t i = p0 + vectors * P + threadIdx.x; i < p1; i += blockDim.x) {
