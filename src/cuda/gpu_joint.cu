@@ -215,8 +215,8 @@ struct LastPoint {
         // decide (each guess's bin test also refuses a coordinate outside the
         // range or NaN: its bin is then >= bins), before any per-axis branch.
         // The per-axis path below tests the range, then the guess, with a
-        // branch each, about 45 instructions a point against about 22 here,
-        // and the kernel was bound by its instructions
+        // branch each: about 42 instructions for the two coordinates and the
+        // slot, against about 31 here, in a kernel bound by its instructions
         // (docs/PERFORMANCE-shapes.md, N-d change 9).
         // A point the guesses do not decide is compared with the last such
         // point first: a constant point on an edge pays the guesses and one
