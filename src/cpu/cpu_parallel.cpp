@@ -292,6 +292,28 @@ void run_slot_per_sample(const RunArgs& a, const Plan& plan, const SlotOf& slot_
     run_slot_per_sample_in<T, 1>(a, plan, slot_of, out);
 }
 
+// Calls f with the fastest exact slot map of the call's binning for samples
+// of type T: unit offsets (`unit`, integer samples), the even map, else
+// slot(). The counts and the weighted sums both take it.
+template <class T, class F>
+void with_slot_map(const RunArgs& a, const std::optional<UnitOffsetBins>& unit, const F& f) {
+  if constexpr (std::is_integral_v<T>) {
+    if (unit) {
+      const UnitOffsetBins u = *unit;
+      return f([u](T x) { return u.slot(x); });
+    }
+  }
+  if (a.binning->kind() == BinKind::even) {
+    // The GPU kernels' exact even map (core/bin_maps.hpp, tested against
+    // slot()): a float guess with a proven margin, the double path near an
+    // edge. Several times faster than slot()'s correction loops.
+    const binmap::EvenParams even = binmap::make_even_params(*a.binning);
+    return f([even](T x) { return binmap::even_slot(x, even); });
+  }
+  const BinIndexer indexer = a.indexer;
+  f([indexer](T x) { return indexer.slot(static_cast<double>(x)); });
+}
+
 void run_plain(const RunArgs& a) {
   if (!a.accumulate) std::memset(a.slots, 0, a.binning->slots() * sizeof(std::uint64_t));
   if (a.n == 0) return;
@@ -305,21 +327,8 @@ void run_plain(const RunArgs& a) {
       if constexpr (sizeof(T) == 2) {
         if (plan.method == Method::raw_words) return run_raw_words<T>(a, plan, out);
       }
-      if constexpr (std::is_integral_v<T>) {
-        if (plan.method == Method::unit_offset) {
-          const UnitOffsetBins unit = *plan.unit;
-          return run_slot_per_sample<T>(a, plan, [unit](T x) { return unit.slot(x); }, out);
-        }
-      }
-      if (a.binning->kind() == BinKind::even) {
-        // The GPU kernels' exact even map (core/bin_maps.hpp, tested against
-        // slot()): a float guess with a proven margin, the double path near an
-        // edge. Several times faster than slot()'s correction loops.
-        const binmap::EvenParams even = binmap::make_even_params(*a.binning);
-        return run_slot_per_sample<T>(a, plan, [even](T x) { return binmap::even_slot(x, even); }, out);
-      }
-      const BinIndexer indexer = a.indexer;
-      run_slot_per_sample<T>(a, plan, [indexer](T x) { return indexer.slot(static_cast<double>(x)); }, out);
+      with_slot_map<T>(a, plan.method == Method::unit_offset ? plan.unit : std::nullopt,
+                       [&](const auto& slot_of) { run_slot_per_sample<T>(a, plan, slot_of, out); });
     }
   });
 }
@@ -426,20 +435,11 @@ void run_weighted(const RunArgs& a) {
   if (a.n == 0) return;
   visit_sample_type(a.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto with_weights = [&](const auto& slot_of) {
-      if (a.weight_type == SampleType::f64) run_weighted_with<T, double>(a, slot_of);
-      else run_weighted_with<T, float>(a, slot_of);
-    };
-    if constexpr (std::is_integral_v<T>) {
-      if (const std::optional<UnitOffsetBins> unit = UnitOffsetBins::of(*a.binning))
-        return with_weights([u = *unit](T x) { return u.slot(x); });
-    }
-    if (a.binning->kind() == BinKind::even) {
-      const binmap::EvenParams even = binmap::make_even_params(*a.binning);
-      return with_weights([even](T x) { return binmap::even_slot(x, even); });
-    }
-    const BinIndexer indexer = a.indexer;
-    with_weights([indexer](T x) { return indexer.slot(static_cast<double>(x)); });
+    with_slot_map<T>(a, is_integer(a.type) ? UnitOffsetBins::of(*a.binning) : std::nullopt,
+                     [&](const auto& slot_of) {
+                       if (a.weight_type == SampleType::f64) run_weighted_with<T, double>(a, slot_of);
+                       else run_weighted_with<T, float>(a, slot_of);
+                     });
   });
 }
 
