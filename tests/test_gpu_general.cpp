@@ -598,7 +598,8 @@ TEST(GpuGeneral, WeightedAgreesWithCpuSerial) {
 
 // gpu_weighted_shared's other tunings (weighted_shared.cuh): 4-byte samples with
 // f32 weights take the 16 lane copies wherever they fit (the default, in the
-// test above); with LEVELHIST_WEIGHTED_COLUMNS=0 they take one copy, the
+// test above, staged from 64 MiB up); here staged on every call, then unstaged
+// on every call; with LEVELHIST_WEIGHTED_COLUMNS=0 they take one copy, the
 // small calls' tuning, then the large calls' on every call: the same cases.
 TEST(GpuGeneral, WeightedOtherTuningsAgreeWithCpuSerial) {
   LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
@@ -606,11 +607,64 @@ TEST(GpuGeneral, WeightedOtherTuningsAgreeWithCpuSerial) {
   for (const Strategy* s : cuda_strategies_with(kCapabilityWeights))
     if (std::string(s->name).rfind("gpu_weighted_shared", 0) == 0) shared.push_back(s);
   ASSERT_FALSE(shared.empty()) << "gpu_weighted_shared is not registered";
+  {
+    // The 16 lane copies with their loads staged in shared memory on every
+    // call (by default from 64 MiB up): unaligned weights and short calls too.
+    ScopedEnv staged("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
+    SCOPED_TRACE("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=0 (staged column calls)");
+    check_weighted_against_cpu_serial(shared);
+  }
+  {
+    // The 16 lane copies with their loads in registers on every call.
+    ScopedEnv staged("LEVELHIST_WEIGHTED_STAGED", "0"), large("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
+    SCOPED_TRACE("LEVELHIST_WEIGHTED_STAGED=0");
+    check_weighted_against_cpu_serial(shared);
+  }
   ScopedEnv columns("LEVELHIST_WEIGHTED_COLUMNS", "0");
   for (const char* large : {"", "0"}) {
     ScopedEnv tuning("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", large);
     SCOPED_TRACE(std::string("LEVELHIST_WEIGHTED_COLUMNS=0, LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=") + large);
     check_weighted_against_cpu_serial(shared);
+  }
+}
+
+// The staged column calls (weighted_shared.cuh) cycle their two stages only
+// when a warp makes several trips: 2^24 + 3 samples (about 31 trips a warp on
+// 132 multiprocessors), uniform, constant and on the bin edges, staged and not.
+TEST(GpuGeneral, WeightedStagedLongRunsAgreeWithCpuSerial) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const Strategy* shared = find_strategy("gpu_weighted_shared");
+  ASSERT_NE(shared, nullptr);
+  const std::uint64_t n = (std::uint64_t{1} << 24) + 3;
+  const Binning b = Binning::even(1024, 0.0, 1.0);
+  Workspace workspace;
+  Device samples, weights, sums;
+  for (Dist dist : {Dist::specials, Dist::one_value, Dist::on_edges}) {
+    const GenSpec g = spec(SampleType::f32, b, dist, n, "weighted staged");
+    const auto xs = generate(g);
+    const auto ws = weights_for<float>(n, g.seed + 1, false);
+    const WeightedHistogram want =
+        histogram_weighted(SampleType::f32, xs.data(), n, SampleType::f32, ws.data(), b, Options{"cpu_serial", BackendChoice::cpu, 1});
+    std::vector<float> abs_w(n);
+    std::memcpy(abs_w.data(), ws.data(), n * 4);
+    for (float& v : abs_w) v = std::fabs(v);
+    const WeightedHistogram abs_sums =
+        histogram_weighted(SampleType::f32, xs.data(), n, SampleType::f32, abs_w.data(), b, Options{"cpu_serial", BackendChoice::cpu, 1});
+    unsigned char* dx = samples.reserve(xs.size());
+    unsigned char* dw = weights.reserve(ws.size());
+    TEST_CUDA(cudaMemcpy(dx, xs.data(), xs.size(), cudaMemcpyHostToDevice));
+    TEST_CUDA(cudaMemcpy(dw, ws.data(), ws.size(), cudaMemcpyHostToDevice));
+    auto* d_sums = reinterpret_cast<double*>(sums.reserve(b.slots() * 8));
+    for (const char* staged : {"", "0"}) {
+      ScopedEnv knob("LEVELHIST_WEIGHTED_STAGED", staged);
+      const std::size_t wsb = cuda::workspace_bytes_weighted(SampleType::f32, n, SampleType::f32, b, shared);
+      cuda::histogram_weighted(workspace.get(wsb), wsb, dx, n, SampleType::f32, dw, SampleType::f32, b, d_sums, false,
+                               nullptr, shared);
+      TEST_CUDA(cudaDeviceSynchronize());
+      EXPECT_TRUE(sums_close({want.slots().begin(), want.slots().end()}, download<double>(d_sums, b.slots()),
+                             {abs_sums.slots().begin(), abs_sums.slots().end()}, n, b))
+          << describe(g) << ", LEVELHIST_WEIGHTED_STAGED=" << staged;
+    }
   }
 }
 

@@ -47,8 +47,8 @@
 // gpu_weighted_shared.cu and the lab's gpu_weighted_shared_x4.cu, are built
 // without ptxas's -warn-spills, CMakeLists.txt). With 512 threads (the small
 // calls' tuning) and no minimum of blocks, ptxas (CUDA 13.0, sm_80 and sm_90)
-// holds 10 to 13 of its 62 kernel instantiations at 64 or 40 registers, 2 or
-// 3 resident blocks per SM, by spilling 4 to 12 bytes: one to three
+// holds 9 (sm_80) to 13 (sm_90) of its 89 kernel instantiations at 64 or 40
+// registers, 2 or 3 resident blocks per SM, by spilling 4 to 16 bytes: one to three
 // loop-invariant 32-bit values (halves of the sample and weight base
 // pointers), stored once before the grid-stride loop and reloaded from L1
 // once per trip, beside the trip's 16-byte sample load, its 16 to 128 bytes of
@@ -81,11 +81,17 @@ using cuda_detail::stream_of;
 // whether a thread loads its next trip's vectors before adding the current,
 // and whether the warp votes once a trip (all its samples in one slot: one
 // add for the warp) instead of once a sample.
-template <int Threads, bool Prefetch, bool TripVote = false>
+// kStages > 0: the loop of for_each_staged_vector, which copies each trip's
+// vectors into shared memory asynchronously, kStages - 1 trips ahead.
+template <int Threads, bool Prefetch, bool TripVote = false, int Stages = 0>
 struct WeightedTuning {
   static constexpr int kThreads = Threads;
   static constexpr bool kPrefetch = Prefetch;
   static constexpr bool kTripVote = TripVote;
+  static constexpr int kStages = Stages;
+  // Shared memory of the staging: a warp's trip is 32 vectors of samples and
+  // 32 of weights (16 bytes each), kStages of them.
+  static constexpr std::size_t kStageBytes = std::size_t{Threads} / 32 * Stages * 64 * 16;
 };
 
 struct WeightedPolicy {
@@ -106,6 +112,21 @@ struct WeightedPolicy {
   // LEVELHIST_WEIGHTED_COLUMNS=0 turns them off.
   using ColumnCalls = WeightedTuning<1024, false, true>;
   static constexpr std::uint32_t kColumnCopies = 16;
+  // The column calls with their loads staged in shared memory where it has
+  // room beside the 16 copies and the map's table (64 KiB: up to about 1250
+  // slots): one block of 1024 threads a multiprocessor at 64 registers has no
+  // room for a prefetch in registers, so a warp's trip waits for its own
+  // loads, and nothing is in flight while it adds. Asynchronous copies
+  // (cp.async) a trip ahead keep 1 KiB a warp in flight without registers:
+  // 32 KiB a multiprocessor, more than the H200's memory needs (its rate x
+  // its latency / 132 multiprocessors is about 25 KiB). Three stages (96 KiB)
+  // do not fit beside 1024 bins' 16 copies (128 KiB) and their 4 KiB table.
+  // Taken from kLargeCallBytes up: H200, f32 + f32 into 1024 bins, 1 GiB
+  // 1.21 / 1.21 / 1.15x uniform / constant / skewed, but 16 MiB 0.98 / 0.99 /
+  // 0.97x (a warp makes about four trips there, and the stage's copy and read
+  // cost more than the wait they hide; docs/PERFORMANCE-general.md, section 8).
+  // LEVELHIST_WEIGHTED_STAGED=0 turns them off.
+  using StagedColumnCalls = WeightedTuning<1024, false, true, 2>;
   // Calls of at least this many bytes of samples + weights take LargeCalls:
   // measured ahead at 64 MiB and 1 GiB, behind at 32 MiB and below (H100).
   // LEVELHIST_WEIGHTED_LARGE_CALL_BYTES sets it for the tests and studies.
@@ -129,6 +150,7 @@ struct WeightedPolicy {
 };
 
 struct WeightedArgs {
+  std::uint32_t stage_offset;  // bytes from the start of shared memory to the staging (kStages > 0)
   const unsigned char* samples;
   const unsigned char* weights;
   std::uint64_t n;
@@ -234,6 +256,61 @@ __device__ __forceinline__ void for_each_vector(const uint4* body, const unsigne
   }
 }
 
+// cp.async: a 16-byte copy from global to shared memory that needs no
+// register for the data (L2 only: the input is read once).
+__device__ __forceinline__ void copy_async16(void* shared_dst, const void* global_src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(global_src) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most Pending of this thread's committed groups are in flight.
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+}
+
+// for_each_vector with f32 weights 16-byte aligned beside 4-byte samples (K
+// = 4: a trip is one 16-byte vector of each), its loads staged in shared
+// memory: each lane copies its own vectors of trip t + Stages - 1 into the
+// warp's `stage` (Stages x 64 vectors) while it visits trip t, then reads
+// trip t's back. A lane reads only what it copied, so no barrier: its own
+// wait_group makes its copies visible to it.
+template <class T, int Stages, class Visit>
+__device__ __forceinline__ void for_each_staged_vector(const uint4* body, const uint4* wbody, std::uint64_t vectors,
+                                                       std::uint64_t first, std::uint64_t stride, uint4* stage,
+                                                       Visit&& visit) {
+  static_assert(kPerVector<T> == 4 && Stages >= 2, "staged trips are a vector of 4-byte samples and one of weights");
+  const std::uint32_t lane = threadIdx.x & 31;
+  auto issue = [&](std::uint64_t base, int s) {
+    const std::uint64_t i = base + lane;
+    if (i < vectors) {
+      copy_async16(stage + s * 64 + lane, body + i);
+      copy_async16(stage + s * 64 + 32 + lane, wbody + i);
+    }
+    commit_copies();  // an empty group too: wait_copies counts groups
+  };
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) issue(first + s * stride, s);
+  int s = 0;
+  for (std::uint64_t base = first; base < vectors; base += stride) {
+    // Into the stage visited last trip: this lane's reads of it are done.
+    issue(base + (Stages - 1) * stride, s == 0 ? Stages - 1 : s - 1);
+    wait_copies<Stages - 1>();
+    const bool valid = base + lane < vectors;
+    T x[4];
+    float w[4];
+    if (valid) {
+      unpack(stage[s * 64 + lane], x);
+      const uint4 wv = stage[s * 64 + 32 + lane];
+      w[0] = __uint_as_float(wv.x), w[1] = __uint_as_float(wv.y), w[2] = __uint_as_float(wv.z),
+      w[3] = __uint_as_float(wv.w);
+    }
+    visit(x, w, valid);
+    s = s + 1 == Stages ? 0 : s + 1;
+  }
+  wait_copies<0>();
+}
+
 template <class T, class W, class Map, class Tuning>
 __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs a, Map map) {
   constexpr int K = kPerVector<T>;
@@ -264,48 +341,57 @@ __global__ void __launch_bounds__(Tuning::kThreads) weighted_kernel(WeightedArgs
     const unsigned char* wbody = a.weights + sp.head * sizeof(W);
     constexpr std::size_t kWeightBytes = K * sizeof(W);
     const bool vector_weights = reinterpret_cast<std::uintptr_t>(wbody) % (kWeightBytes < 16 ? kWeightBytes : 16) == 0;
-    for_each_vector<T, W, Tuning::kPrefetch>(
-        body, wbody, vector_weights, sp.vectors, thread - lane, stride, [&](const T(&x)[K], const W(&w)[K], bool valid) {
-          // Into copy warp mod copies, a warp's one add: with 16 copies a block
-          // is 32 warps on one multiprocessor, and constant data would have
-          // them all retrying compare-and-swaps on one address.
-          const std::uint32_t warp_column = (threadIdx.x >> 5) & (copies - 1);
-          if constexpr (Tuning::kTripVote) {
-            std::uint32_t slot[K];
+    auto visit = [&](const T(&x)[K], const W(&w)[K], bool valid) {
+      // Into copy warp mod copies, a warp's one add: with 16 copies a block
+      // is 32 warps on one multiprocessor, and constant data would have
+      // them all retrying compare-and-swaps on one address.
+      const std::uint32_t warp_column = (threadIdx.x >> 5) & (copies - 1);
+      if constexpr (Tuning::kTripVote) {
+        std::uint32_t slot[K];
 #pragma unroll
-            for (int k = 0; k < K; ++k) slot[k] = valid ? map(x[k]) : 0;
-            const std::uint32_t first = __shfl_sync(kAll, slot[0], 0);  // lane 0 always has a vector
-            bool same = true;
+        for (int k = 0; k < K; ++k) slot[k] = valid ? map(x[k]) : 0;
+        const std::uint32_t first = __shfl_sync(kAll, slot[0], 0);  // lane 0 always has a vector
+        bool same = true;
 #pragma unroll
-            for (int k = 0; k < K; ++k) same = same && (!valid || slot[k] == first);
-            if (__all_sync(kAll, same)) {  // the warp's whole trip in one slot
-              double v = 0.0;
-              if (valid) {
+        for (int k = 0; k < K; ++k) same = same && (!valid || slot[k] == first);
+        if (__all_sync(kAll, same)) {  // the warp's whole trip in one slot
+          double v = 0.0;
+          if (valid) {
 #pragma unroll
-                for (int k = 0; k < K; ++k) v += static_cast<double>(w[k]);
-              }
-#pragma unroll
-              for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
-              if (lane == 0) atomicAdd(h + first * copies + warp_column, v);
-            } else if (valid) {
-#pragma unroll
-              for (int k = 0; k < K; ++k) atomicAdd(h + slot[k] * copies + column, static_cast<double>(w[k]));
-            }
-          } else {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-              const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
-              if (s.uniform) {  // one slot for the whole warp: sum, then one atomic
-                double v = valid ? static_cast<double>(w[k]) : 0.0;
-#pragma unroll
-                for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
-                if (lane == 0) atomicAdd(h + s.first * copies + warp_column, v);
-              } else if (valid) {
-                atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
-              }
-            }
+            for (int k = 0; k < K; ++k) v += static_cast<double>(w[k]);
           }
-        });
+#pragma unroll
+          for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+          if (lane == 0) atomicAdd(h + first * copies + warp_column, v);
+        } else if (valid) {
+#pragma unroll
+          for (int k = 0; k < K; ++k) atomicAdd(h + slot[k] * copies + column, static_cast<double>(w[k]));
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const WarpSlot s = warp_slot(valid ? map(x[k]) : 0, valid);
+          if (s.uniform) {  // one slot for the whole warp: sum, then one atomic
+            double v = valid ? static_cast<double>(w[k]) : 0.0;
+#pragma unroll
+            for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+            if (lane == 0) atomicAdd(h + s.first * copies + warp_column, v);
+          } else if (valid) {
+            atomicAdd(h + s.slot * copies + column, static_cast<double>(w[k]));
+          }
+        }
+      }
+    };
+    bool staged = false;
+    if constexpr (Tuning::kStages > 0 && std::is_same_v<W, float> && K == 4) {
+      if (vector_weights) {
+        uint4* stage = reinterpret_cast<uint4*>(smem + a.stage_offset) + (threadIdx.x >> 5) * (Tuning::kStages * 64);
+        for_each_staged_vector<T, Tuning::kStages>(body, reinterpret_cast<const uint4*>(wbody), sp.vectors,
+                                                  thread - lane, stride, stage, visit);
+        staged = true;
+      }
+    }
+    if (!staged) for_each_vector<T, W, Tuning::kPrefetch>(body, wbody, vector_weights, sp.vectors, thread - lane, stride, visit);
   } else {  // samples not aligned to their size: one unaligned load each
     for (std::uint64_t i = thread; i < a.n; i += stride)
       atomicAdd(h + map(load_unaligned<T>(a.samples + i * sizeof(T))) * copies + column,
@@ -364,13 +450,16 @@ void launch_tuned(const RunArgs& a, const Map& map, std::uint32_t copies, std::u
   auto kernel = weighted_kernel<T, W, Map, Tuning>;
   allow_large_shared(kernel);
   const std::size_t slot_count = a.binning->slots();
-  const std::size_t smem = round_up(slot_count * copies * 8, 16) + map.table_bytes();
+  const std::size_t stage_offset = round_up(slot_count * copies * 8, 16) + round_up(map.table_bytes(), 16);
+  const std::size_t smem = Tuning::kStages > 0 ? stage_offset + Tuning::kStageBytes
+                                               : round_up(slot_count * copies * 8, 16) + map.table_bytes();
   const int resident = resident_blocks_with(kernel, Tuning::kThreads, smem);
   const std::uint64_t per_block = std::clamp<std::uint64_t>(
       WeightedPolicy::kBytesPerSum * slot_count, WeightedPolicy::kMinBytesPerBlock, WeightedPolicy::kMaxBytesPerBlock);
   const std::uint64_t blocks = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1, resident);
   auto* ws = static_cast<unsigned char*>(a.workspace);
   WeightedArgs args{};
+  args.stage_offset = static_cast<std::uint32_t>(stage_offset);
   args.samples = static_cast<const unsigned char*>(a.samples);
   args.weights = static_cast<const unsigned char*>(a.weights);
   args.n = a.n;
@@ -390,6 +479,7 @@ inline std::uint64_t large_call_bytes() {
 }
 
 inline bool columns_allowed() { return ::levelhist::detail::env_knob("LEVELHIST_WEIGHTED_COLUMNS", 1, 0, 1) != 0; }
+inline bool staging_allowed() { return ::levelhist::detail::env_knob("LEVELHIST_WEIGHTED_STAGED", 1, 0, 1) != 0; }
 
 // Copies = 1: the library's strategy, which takes the column calls' 16 copies
 // where they fit in shared memory (else one); other counts (the lab's x4) are
@@ -399,9 +489,13 @@ void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
   using Policy = WeightedPolicy;
   const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
   if constexpr (Policy::kHasLargeCalls<T, W>) {
-    if (copies == 1 && columns_allowed() &&
-        round_up(a.binning->slots() * Policy::kColumnCopies * 8, 16) + map.table_bytes() <= max_shared_bytes())
+    const std::size_t columns_bytes = round_up(a.binning->slots() * Policy::kColumnCopies * 8, 16);
+    if (copies == 1 && columns_allowed() && columns_bytes + map.table_bytes() <= max_shared_bytes()) {
+      if (bytes >= large_call_bytes() && staging_allowed() &&
+          columns_bytes + round_up(map.table_bytes(), 16) + Policy::StagedColumnCalls::kStageBytes <= max_shared_bytes())
+        return launch_tuned<T, W, Map, Policy::StagedColumnCalls>(a, map, Policy::kColumnCopies, bytes);
       return launch_tuned<T, W, Map, Policy::ColumnCalls>(a, map, Policy::kColumnCopies, bytes);
+    }
     if (bytes >= large_call_bytes()) return launch_tuned<T, W, Map, Policy::LargeCalls>(a, map, copies, bytes);
   }
   launch_tuned<T, W, Map, Policy::SmallCalls>(a, map, copies, bytes);
