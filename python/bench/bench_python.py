@@ -303,23 +303,23 @@ def main():
         from levelhist import _api, _arrays
         call = next(c for k, c in _api._fast_device_calls.items() if k[0] == "torch" and c is not None)
         stream = _arrays.Torch.stream(0)
-        ws, ws_bytes = call.entry.workspace(_arrays.Torch, 0, stream, 1000)
+        ws, ws_bytes = call.entry.workspace_pointer(_arrays.Torch, 0, stream, 1000)
         out = torch.empty(call.slots, dtype=torch.int64, device="cuda")
         parts = [
             ("the stream query", lambda: _arrays.Torch.stream(0)),
             ("the workspace lookup", lambda: call.entry.workspace_pointer(_arrays.Torch, 0, stream, 1000)),
             ("a result made ahead (_next_result)", lambda: _api._next_result(call, stream)),
             ("Plan.run alone (one launch)", lambda: call.entry.plan.run(xs.data_ptr(), 1000, 0, out.data_ptr(), False,
-                                                                         ws.data_ptr(), ws_bytes, stream)),
+                                                                         ws, ws_bytes, stream)),
             ("Plan.run, n = 0 (the binding and a cudaMemsetAsync)",
-             lambda: call.entry.plan.run(xs.data_ptr(), 0, 0, out.data_ptr(), False, ws.data_ptr(), ws_bytes, stream)),
+             lambda: call.entry.plan.run(xs.data_ptr(), 0, 0, out.data_ptr(), False, ws, ws_bytes, stream)),
             ("for reference: torch.empty of the slots", lambda: torch.empty(call.slots, dtype=torch.int64,
                                                                            device="cuda")),
             ("for reference: the edges' clone", lambda: call.edges.clone()),
         ]
         def made_each_call():  # the fast path before results were made ahead, for comparison in the same run
             o = torch.empty(call.slots, dtype=torch.int64, device="cuda")
-            call.entry.plan.run(xs.data_ptr(), 1000, 0, o.data_ptr(), False, ws.data_ptr(), ws_bytes,
+            call.entry.plan.run(xs.data_ptr(), 1000, 0, o.data_ptr(), False, ws, ws_bytes,
                                 _arrays.Torch.stream(0))
             return o[:BINS], call.edges.clone()
 

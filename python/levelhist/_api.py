@@ -24,21 +24,13 @@ class _PlanEntry:
         self.plan = plan
         self.workspaces = {}
 
-    def workspace(self, lib, device, stream, n):
-        """(workspace, bytes) for a call of n samples on that device and stream."""
-        held = self._held(lib, device, stream, n)
-        return held[0], held[1]
-
     def workspace_pointer(self, lib, device, stream, n):
-        """(the workspace's device address, bytes): the same, for a launch."""
-        held = self._held(lib, device, stream, n)
-        return held[3], held[1]
-
-    def _held(self, lib, device, stream, n):
+        """(the workspace's device address, bytes) for a launch on n samples
+        on that device and stream; the workspace array is held here."""
         key = (lib.name, device, stream)
         held = self.workspaces.get(key)
         if held is not None and n == held[2]:
-            return held  # the last call's size: checked already
+            return held[3], held[1]  # the last call's size: checked already
         need = max(self.plan.workspace_bytes(n), 256)
         if held is None or held[1] < need:
             # Zeroed once, through the array library (its memory pool serves
@@ -48,7 +40,7 @@ class _PlanEntry:
         else:
             held = (held[0], held[1], n, held[3])
         self.workspaces[key] = held
-        return held
+        return held[3], held[1]
 
 
 def _entry(axis, type_name, weight_name, backend, device, strategy="auto", threads=0):
@@ -85,8 +77,8 @@ def _device_launch_args(lib, entry, device, n):
     arrays: the workspace's pointer and bytes and the caller's current stream
     there (call it inside lib.using(device))."""
     stream = lib.stream(device)
-    workspace, workspace_bytes = entry.workspace(lib, device, stream, n)
-    return lib.pointer(workspace), workspace_bytes, stream
+    workspace, workspace_bytes = entry.workspace_pointer(lib, device, stream, n)
+    return workspace, workspace_bytes, stream
 
 
 def _count_device(lib, axis, x, w, out=None, strategy="auto", used=None):
@@ -314,8 +306,11 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
             return result
     if fast:
         device_lib = _device_types.get(type(a))
-        if device_lib is None and _arrays.library_of(a) in _arrays.DEVICE_LIBRARIES:
-            device_lib = _device_types[type(a)] = _arrays.DEVICE_LIBRARIES[_arrays.library_of(a)]
+        if device_lib is None:
+            # Only a device library is remembered: torch.Tensor is also a CPU tensor's type.
+            device_lib = _arrays.DEVICE_LIBRARIES.get(_arrays.library_of(a))
+            if device_lib is not None:
+                _device_types[type(a)] = device_lib
         if device_lib is not None:
             result = _fast_device_histogram(a, device_lib, bins, range)
             if result is not None:

@@ -445,21 +445,31 @@ inline std::size_t accumulator_bytes(std::size_t slot_count) {
 
 inline std::size_t workspace_bytes(const Problem& p) { return accumulator_bytes(p.binning->slots()) + 256; }
 
+// A block's shared memory: `copies` of the double sums, the map's table, then
+// (kStages > 0) the stages from stage_offset() on.
+template <class Map>
+std::size_t stage_offset(std::size_t slot_count, std::uint32_t copies, const Map& map) {
+  return round_up(slot_count * copies * 8, 16) + round_up(map.table_bytes(), 16);
+}
+template <class Tuning, class Map>
+std::size_t shared_bytes(std::size_t slot_count, std::uint32_t copies, const Map& map) {
+  return Tuning::kStages > 0 ? stage_offset(slot_count, copies, map) + Tuning::kStageBytes
+                             : round_up(slot_count * copies * 8, 16) + map.table_bytes();
+}
+
 template <class T, class W, class Map, class Tuning>
 void launch_tuned(const RunArgs& a, const Map& map, std::uint32_t copies, std::uint64_t bytes) {
   auto kernel = weighted_kernel<T, W, Map, Tuning>;
   allow_large_shared(kernel);
   const std::size_t slot_count = a.binning->slots();
-  const std::size_t stage_offset = round_up(slot_count * copies * 8, 16) + round_up(map.table_bytes(), 16);
-  const std::size_t smem = Tuning::kStages > 0 ? stage_offset + Tuning::kStageBytes
-                                               : round_up(slot_count * copies * 8, 16) + map.table_bytes();
+  const std::size_t smem = shared_bytes<Tuning>(slot_count, copies, map);
   const int resident = resident_blocks_with(kernel, Tuning::kThreads, smem);
   const std::uint64_t per_block = std::clamp<std::uint64_t>(
       WeightedPolicy::kBytesPerSum * slot_count, WeightedPolicy::kMinBytesPerBlock, WeightedPolicy::kMaxBytesPerBlock);
   const std::uint64_t blocks = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1, resident);
   auto* ws = static_cast<unsigned char*>(a.workspace);
   WeightedArgs args{};
-  args.stage_offset = static_cast<std::uint32_t>(stage_offset);
+  args.stage_offset = static_cast<std::uint32_t>(stage_offset(slot_count, copies, map));
   args.samples = static_cast<const unsigned char*>(a.samples);
   args.weights = static_cast<const unsigned char*>(a.weights);
   args.n = a.n;
@@ -489,10 +499,11 @@ void launch(const RunArgs& a, const Map& map, std::uint32_t copies) {
   using Policy = WeightedPolicy;
   const std::uint64_t bytes = a.n * (sizeof(T) + sizeof(W));
   if constexpr (Policy::kHasLargeCalls<T, W>) {
-    const std::size_t columns_bytes = round_up(a.binning->slots() * Policy::kColumnCopies * 8, 16);
-    if (copies == 1 && columns_allowed() && columns_bytes + map.table_bytes() <= max_shared_bytes()) {
+    const std::size_t slots = a.binning->slots();
+    if (copies == 1 && columns_allowed() &&
+        shared_bytes<Policy::ColumnCalls>(slots, Policy::kColumnCopies, map) <= max_shared_bytes()) {
       if (bytes >= large_call_bytes() && staging_allowed() &&
-          columns_bytes + round_up(map.table_bytes(), 16) + Policy::StagedColumnCalls::kStageBytes <= max_shared_bytes())
+          shared_bytes<Policy::StagedColumnCalls>(slots, Policy::kColumnCopies, map) <= max_shared_bytes())
         return launch_tuned<T, W, Map, Policy::StagedColumnCalls>(a, map, Policy::kColumnCopies, bytes);
       return launch_tuned<T, W, Map, Policy::ColumnCalls>(a, map, Policy::kColumnCopies, bytes);
     }
