@@ -38,11 +38,15 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 
 // Tuning per layout (H200 study: 512 threads and 2 loads in flight for the
 // one-copy kernels, 1024 threads and 4 loads for the 128 KB halves).
-template <Layout L>
+// Threads, Unroll and Prefetch (the next trip's loads issued before this
+// trip's samples are counted) other than 0 override the layout's default: a
+// study of the loop, LEVELHIST_SHARED_LOOP (docs/PERFORMANCE-general.md, section 12).
+template <Layout L, int Threads = 0, int Unroll = 0, bool Prefetch = false>
 struct SharedPolicy {
   static constexpr Layout kLayout = L;
-  static constexpr int kThreads = L == Layout::split ? 1024 : 512;
-  static constexpr int kUnroll = L == Layout::split ? 4 : 2;
+  static constexpr int kThreads = Threads ? Threads : L == Layout::split ? 1024 : 512;
+  static constexpr int kUnroll = Unroll ? Unroll : L == Layout::split ? 4 : 2;
+  static constexpr bool kPrefetch = Prefetch;
   // The bytes a block counts: 16 per counter it adds into the accumulators at
   // its end, within [16 KiB, 64 KiB], up to the resident blocks. Small enough that
   // a 4-16 MiB call fills the GPU; the upper end where the additions of
@@ -55,8 +59,9 @@ struct SharedPolicy {
   static constexpr std::uint64_t kBytesPerCounter = 16;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
   // Shared memory, not registers, limits the blocks per SM: without this ptxas
-  // caps a 1024-thread block at 32 registers (and spilled).
-  static constexpr int kMinBlocksPerSM = 1;
+  // caps a 1024-thread block at 32 registers (and spilled). The study's
+  // variants ask for 1024 threads an SM (at most 64 registers).
+  static constexpr int kMinBlocksPerSM = (Threads || Unroll || Prefetch) && L != Layout::split ? 1024 / kThreads : 1;
 };
 
 struct SharedArgs {
@@ -122,6 +127,33 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
       if (sp.tail + threadIdx.x < a.n) count(reinterpret_cast<const T*>(a.samples)[sp.tail + threadIdx.x]);
     }
     const uint4* body = reinterpret_cast<const uint4*>(a.samples + sp.head * sizeof(T));
+    if constexpr (Policy::kPrefetch) {
+      constexpr int U = Policy::kUnroll;
+      uint4 next[U];
+      bool more = i + (U - 1) * stride < sp.vectors;
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) next[u] = __ldcs(body + i + u * stride);
+      }
+      while (more) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = next[u];
+        i += U * stride;
+        more = i + (U - 1) * stride < sp.vectors;
+        if (more) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) next[u] = __ldcs(body + i + u * stride);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          T x[kPerVector<T>];
+          unpack(v[u], x);
+#pragma unroll
+          for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
+        }
+      }
+    }
     for (; i + (Policy::kUnroll - 1) * stride < sp.vectors; i += Policy::kUnroll * stride) {
       uint4 v[Policy::kUnroll];
 #pragma unroll
@@ -232,17 +264,38 @@ struct SharedStrategy {
     return bytes;
   }
 
+  // LEVELHIST_SHARED_LOOP (study; 16-bit and f32 samples, swizzled and lane
+  // layouts): 0 the policy's loop, 1 the next trip's loads first, 2 four
+  // loads a trip, 3 the next trip's loads first in blocks of 256 threads.
+  static int loop_variant() {
+    static const int v = static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SHARED_LOOP", 0, 0, 3));
+    return v;
+  }
+
   template <class T, class Map>
   static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
-    auto kernel = shared_histogram_kernel<Policy, T, Map>;
+    if constexpr (L != Layout::split && (std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>)) {
+      switch (loop_variant()) {
+        case 1: return launch_as<SharedPolicy<L, 0, 0, true>, T>(a, map, width, parts);
+        case 2: return launch_as<SharedPolicy<L, 0, 4, false>, T>(a, map, width, parts);
+        case 3: return launch_as<SharedPolicy<L, 256, 0, true>, T>(a, map, width, parts);
+        default: break;
+      }
+    }
+    launch_as<Policy, T>(a, map, width, parts);
+  }
+
+  template <class P, class T, class Map>
+  static void launch_as(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
+    auto kernel = shared_histogram_kernel<P, T, Map>;
     allow_large_shared(kernel);
     const std::size_t smem = round_up(counter_words<L>(width) * 4, 16) + map.table_bytes();
-    const int resident = resident_blocks_with(kernel, Policy::kThreads, smem);
+    const int resident = resident_blocks_with(kernel, P::kThreads, smem);
     const std::uint64_t bytes = a.n * sizeof(T);
     const std::uint64_t per_block =
         block_bytes_override() ? block_bytes_override()
-                               : std::clamp<std::uint64_t>(Policy::kBytesPerCounter * width, Policy::kMinBytesPerBlock,
-                                                           Policy::kMaxBytesPerBlock);
+                               : std::clamp<std::uint64_t>(P::kBytesPerCounter * width, P::kMinBytesPerBlock,
+                                                           P::kMaxBytesPerBlock);
     const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
                                                            std::max<std::uint64_t>(resident / parts, 1));
     SharedArgs args{};
@@ -257,7 +310,7 @@ struct SharedStrategy {
     args.slot_count = static_cast<std::uint32_t>(slot_count);
     args.parts = parts;
     args.width = width;
-    kernel<<<static_cast<unsigned>(groups * parts), Policy::kThreads, smem, stream_of(a)>>>(args, map);
+    kernel<<<static_cast<unsigned>(groups * parts), P::kThreads, smem, stream_of(a)>>>(args, map);
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
 
