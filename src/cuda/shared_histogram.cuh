@@ -38,14 +38,16 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 
 // Tuning per layout (H200 study: 512 threads and 2 loads in flight for the
 // one-copy kernels, 1024 threads and 4 loads for the 128 KB halves).
-// Threads, Unroll and Prefetch (the next trip's loads issued before this
-// trip's samples are counted) other than 0 override the layout's default: a
-// study of the loop, LEVELHIST_SHARED_LOOP (docs/PERFORMANCE-general.md, section 12).
-template <Layout L, int Threads = 0, int Unroll = 0, bool Prefetch = false>
+// Prefetch: the next trip's loads are issued before this trip's samples are
+// counted, so a warp has loads in flight while it counts (f32 into 1024 bins
+// at 1 GiB, H200: 81% -> 93% of the read; docs/PERFORMANCE-general.md,
+// section 13). Not the split layout's: its 1024-thread blocks already keep
+// four loads a trip at 64 registers.
+template <Layout L, bool Prefetch = L != Layout::split>
 struct SharedPolicy {
   static constexpr Layout kLayout = L;
-  static constexpr int kThreads = Threads ? Threads : L == Layout::split ? 1024 : 512;
-  static constexpr int kUnroll = Unroll ? Unroll : L == Layout::split ? 4 : 2;
+  static constexpr int kThreads = L == Layout::split ? 1024 : 512;
+  static constexpr int kUnroll = L == Layout::split ? 4 : 2;
   static constexpr bool kPrefetch = Prefetch;
   // The bytes a block counts: 16 per counter it adds into the accumulators at
   // its end, within [16 KiB, 64 KiB], up to the resident blocks. Small enough that
@@ -59,9 +61,10 @@ struct SharedPolicy {
   static constexpr std::uint64_t kBytesPerCounter = 16;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
   // Shared memory, not registers, limits the blocks per SM: without this ptxas
-  // caps a 1024-thread block at 32 registers (and spilled). The study's
-  // variants ask for 1024 threads an SM (at most 64 registers).
-  static constexpr int kMinBlocksPerSM = (Threads || Unroll || Prefetch) && L != Layout::split ? 1024 / kThreads : 1;
+  // caps a 1024-thread block at 32 registers (and spilled). With the early
+  // loads, two blocks of 512 threads (64 registers): ptxas would take 66 for
+  // u16 with even bins and leave one block an SM.
+  static constexpr int kMinBlocksPerSM = Prefetch ? 2 : 1;
 };
 
 struct SharedArgs {
@@ -127,7 +130,10 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
       if (sp.tail + threadIdx.x < a.n) count(reinterpret_cast<const T*>(a.samples)[sp.tail + threadIdx.x]);
     }
     const uint4* body = reinterpret_cast<const uint4*>(a.samples + sp.head * sizeof(T));
-    if constexpr (Policy::kPrefetch) {
+    // 16-bit samples with even bins keep the plain loop: with the early loads
+    // ptxas (sm_90) spills them at 64 registers.
+    constexpr bool early_loads = Policy::kPrefetch && !(sizeof(T) == 2 && std::is_same_v<Map, EvenMap<T>>);
+    if constexpr (early_loads) {
       constexpr int U = Policy::kUnroll;
       uint4 next[U];
       bool more = i + (U - 1) * stride < sp.vectors;
@@ -264,23 +270,17 @@ struct SharedStrategy {
     return bytes;
   }
 
-  // LEVELHIST_SHARED_LOOP (study; 16-bit and f32 samples, swizzled and lane
-  // layouts): 0 the policy's loop, 1 the next trip's loads first, 2 four
-  // loads a trip, 3 the next trip's loads first in blocks of 256 threads.
-  static int loop_variant() {
-    static const int v = static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SHARED_LOOP", 0, 0, 3));
-    return v;
+  // LEVELHIST_SHARED_PREFETCH=0: the loop without the early loads (for
+  // comparisons in one binary).
+  static bool prefetch_allowed() {
+    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_PREFETCH", 1, 0, 1) != 0;
+    return on;
   }
 
   template <class T, class Map>
   static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
-    if constexpr (L != Layout::split && (std::is_same_v<T, float> || std::is_same_v<T, std::uint16_t>)) {
-      switch (loop_variant()) {
-        case 1: return launch_as<SharedPolicy<L, 0, 0, true>, T>(a, map, width, parts);
-        case 2: return launch_as<SharedPolicy<L, 0, 4, false>, T>(a, map, width, parts);
-        case 3: return launch_as<SharedPolicy<L, 256, 0, true>, T>(a, map, width, parts);
-        default: break;
-      }
+    if constexpr (Policy::kPrefetch) {
+      if (!prefetch_allowed()) return launch_as<SharedPolicy<L, false>, T>(a, map, width, parts);
     }
     launch_as<Policy, T>(a, map, width, parts);
   }
