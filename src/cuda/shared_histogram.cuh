@@ -41,8 +41,8 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 // Prefetch: the next trip's loads are issued before this trip's samples are
 // counted, so a warp has loads in flight while it counts (f32 into 1024 bins
 // at 1 GiB, H200: 81% -> 93% of the read; docs/PERFORMANCE-general.md,
-// section 13). Not the split layout's: its 1024-thread blocks already keep
-// four loads a trip at 64 registers.
+// section 13). Not yet the split layout's (its 1024-thread blocks keep four
+// loads a trip at 64 registers; early loads there are not measured).
 template <Layout L, bool Prefetch = L != Layout::split>
 struct SharedPolicy {
   static constexpr Layout kLayout = L;
