@@ -108,6 +108,36 @@ __device__ __forceinline__ Split16 split16(const unsigned char* p, std::uint64_t
   return s;
 }
 
+// The vectors i, i + stride, ... below `vectors`, in trips of U, each trip's
+// loads issued before the trip before it is handed to f(vector, index): a warp
+// keeps loads in flight while it counts (docs/PERFORMANCE-general.md, section
+// 13). Whole trips only; returns the first index not handed over.
+template <int U, class Load, class F>
+__device__ __forceinline__ std::uint64_t for_each_vector_early(std::uint64_t i, std::uint64_t stride,
+                                                               std::uint64_t vectors, const Load& load, const F& f) {
+  uint4 next[U];
+  bool more = i + (U - 1) * stride < vectors;
+  if (more) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) next[u] = load(i + u * stride);
+  }
+  while (more) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = next[u];
+    const std::uint64_t at = i;
+    i += U * stride;
+    more = i + (U - 1) * stride < vectors;
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) next[u] = load(i + u * stride);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) f(v[u], at + u * stride);
+  }
+  return i;
+}
+
 // ---- the maps as kernel functors ------------------------------------------------
 // A map has operator()(T) -> slot, table_bytes() of shared memory for its
 // tables, and setup(), which each block calls once to load them.

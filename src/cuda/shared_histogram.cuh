@@ -134,31 +134,14 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     // ptxas (sm_90) spills them at 64 registers.
     constexpr bool early_loads = Policy::kPrefetch && !(sizeof(T) == 2 && std::is_same_v<Map, EvenMap<T>>);
     if constexpr (early_loads) {
-      constexpr int U = Policy::kUnroll;
-      uint4 next[U];
-      bool more = i + (U - 1) * stride < sp.vectors;
-      if (more) {
+      i = for_each_vector_early<Policy::kUnroll>(
+          i, stride, sp.vectors, [&](std::uint64_t j) { return __ldcs(body + j); },  // read once: evict first
+          [&](const uint4& v, std::uint64_t) {
+            T x[kPerVector<T>];
+            unpack(v, x);
 #pragma unroll
-        for (int u = 0; u < U; ++u) next[u] = __ldcs(body + i + u * stride);
-      }
-      while (more) {
-        uint4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = next[u];
-        i += U * stride;
-        more = i + (U - 1) * stride < sp.vectors;
-        if (more) {
-#pragma unroll
-          for (int u = 0; u < U; ++u) next[u] = __ldcs(body + i + u * stride);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          T x[kPerVector<T>];
-          unpack(v[u], x);
-#pragma unroll
-          for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
-        }
-      }
+            for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
+          });
     }
     for (; i + (Policy::kUnroll - 1) * stride < sp.vectors; i += Policy::kUnroll * stride) {
       uint4 v[Policy::kUnroll];
