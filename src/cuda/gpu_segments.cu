@@ -582,6 +582,122 @@ __global__ void clear_unowned(Work w) {
   }
 }
 
+// ---- a warp a segment (a study: LEVELHIST_SEGMENT_WARPS=1) --------------------
+// 8-bit samples into 256 bins of one value each, equal segments or offsets: a
+// warp counts whole segments into 8-bit columns of its own, so no segment is
+// shared, no counter cleared before the launch and no atomic issued. Value v
+// of lane l is byte v % 4 of word (v / 4) * 32 + l: a lane touches only its
+// own bank, whatever the data. A lane adds at most 15 trips of 16 bytes (and
+// two bytes at the segment's unaligned ends) before the warp folds the bytes
+// into 32-bit totals, so no byte passes 255. Design and arithmetic:
+// docs/PERFORMANCE-shapes.md (the warp-per-segment layout and its correction).
+constexpr std::uint32_t kWarpColumnWords = 256 / 4 * 32;  // 8 KiB a warp
+constexpr std::uint64_t kWarpFoldTrips = 15;
+constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;  // bytes: longer segments keep the block's path
+
+struct WarpColumns {
+  unsigned* words;  // this warp's kWarpColumnWords
+  unsigned lane;
+
+  __device__ __forceinline__ void bump(unsigned v) {
+    unsigned char* b = reinterpret_cast<unsigned char*>(words) + ((v >> 2) << 7) + (lane << 2) + (v & 3);
+    *b = static_cast<unsigned char>(*b + 1);
+  }
+  __device__ __forceinline__ void bump_vector(const uint4& q) {
+    const unsigned x[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+#pragma unroll
+      for (int b = 0; b < 4; ++b) bump((x[k] >> (8 * b)) & 0xffu);
+    }
+  }
+  // Adds the bytes of values 8 * lane .. 8 * lane + 7 to total and clears
+  // them: rows 2 * lane and 2 * lane + 1 (four values each, 32 words, one a
+  // lane), each read as eight 16-byte pieces in an order rotated by lane, so
+  // the eight lanes of a quarter warp read eight different groups of banks.
+  __device__ __forceinline__ void fold(unsigned (&total)[8]) {
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      uint4* row = reinterpret_cast<uint4*>(words + (2 * lane + r) * 32);
+      unsigned even = 0, odd = 0;  // bytes 0 and 2, 1 and 3 of the 32 words, in 16-bit halves
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const unsigned k = (lane + j) & 7;
+        const uint4 q = row[k];
+        even += (q.x & 0x00ff00ffu) + (q.y & 0x00ff00ffu) + (q.z & 0x00ff00ffu) + (q.w & 0x00ff00ffu);
+        odd += ((q.x >> 8) & 0x00ff00ffu) + ((q.y >> 8) & 0x00ff00ffu) + ((q.z >> 8) & 0x00ff00ffu) +
+               ((q.w >> 8) & 0x00ff00ffu);
+        row[k] = make_uint4(0, 0, 0, 0);
+      }
+      total[4 * r + 0] += even & 0xffffu;
+      total[4 * r + 1] += odd & 0xffffu;
+      total[4 * r + 2] += even >> 16;
+      total[4 * r + 3] += odd >> 16;
+    }
+    __syncwarp();
+  }
+};
+
+__global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const unsigned warp = threadIdx.x / 32;
+  WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
+  for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
+  __syncwarp();
+  const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
+  for (std::uint64_t s = std::uint64_t{blockIdx.x} * kWarps + warp; s < w.segments; s += warps) {
+    std::uint64_t begin, end;
+    if (w.kind == Kind::offsets) {
+      offset_bounds(w, s, begin, end);
+    } else {
+      begin = s * w.length;
+      end = min(w.n, begin + w.length);
+    }
+    const unsigned char* p = w.samples + begin;
+    const std::uint64_t count = end - begin;
+    const std::uint64_t head = min((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15, count);
+    const std::uint64_t vectors = (count - head) / 16, tail = head + vectors * 16;
+    unsigned total[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (c.lane < head) c.bump(p[c.lane]);            // at most 15 bytes before the first vector
+    if (tail + c.lane < count) c.bump(p[tail + c.lane]);  // and after the last
+    const uint4* body = reinterpret_cast<const uint4*>(p + head);
+    for (std::uint64_t v0 = 0; v0 < vectors; v0 += 32 * kWarpFoldTrips) {
+      const std::uint64_t stop = min(vectors, v0 + 32 * kWarpFoldTrips);
+      std::uint64_t j = v0 + c.lane;
+      for (; j + 3 * 32 < stop; j += 4 * 32) {  // four loads a lane in flight
+        uint4 q[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) q[u] = __ldcs(body + j + u * 32);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) c.bump_vector(q[u]);
+      }
+      for (; j < stop; j += 32) c.bump_vector(__ldcs(body + j));
+      if (stop < vectors) c.fold(total);
+    }
+    c.fold(total);
+    std::uint64_t* out = w.out + s * w.slots;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const unsigned v = 8 * c.lane + i;
+      out[v] = (w.accumulate ? out[v] : 0) + total[i];
+    }
+    if (c.lane < 3) out[256 + c.lane] = w.accumulate ? out[256 + c.lane] : 0;  // no flows: every byte has its bin
+  }
+}
+
+bool warp_segments_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 0, 0, 1) != 0; }
+
+void launch_warp_segments(const Work& w, cudaStream_t stream) {
+  auto kernel = warp_segments_kernel;
+  const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
+  allow_large_shared(kernel);
+  const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
+  const std::uint64_t blocks = std::clamp<std::uint64_t>((w.segments + kWarps - 1) / kWarps, 1, resident);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(w);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
 // Histogram copies that fit shared memory with the map's tables: a power of two up to one per warp.
 std::uint32_t copies_for(std::uint64_t slots, std::size_t tables) {
   const std::size_t budget = max_shared_bytes();
@@ -690,6 +806,21 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     }
     case BatchKind::none:
       throw Error(ErrorKind::internal, "gpu_segments ran without a batch");
+  }
+  if constexpr (sizeof(T) == 1) {
+    // The study's warp a segment: 256 bins of one byte value each, equal
+    // segments or offsets; every slot of every segment written, so nothing
+    // is cleared first.
+    // Segments of at most 64 KiB (on average, for offsets): a warp counts a
+    // whole segment alone, so a few long ones would leave the GPU idle.
+    const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
+    if (warp_segments_wanted() && map_kind == MapKind::direct && slots == 256 + 3 && typical <= kWarpSegmentMost &&
+        (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
+      if (w.segments == 0) return;
+      if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
+      launch_warp_segments(w, stream);
+      return;
+    }
   }
   if (!a.accumulate && clear_all)
     LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, b.segments * slots * sizeof(std::uint64_t), stream));
