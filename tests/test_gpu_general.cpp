@@ -471,6 +471,26 @@ std::vector<unsigned char> weights_for(std::uint64_t n, std::uint64_t seed, bool
   return bytes;
 }
 
+// |w| of each weight of type wt (f32 or f64), as bytes: the tolerance's sums.
+std::vector<unsigned char> abs_weights(const std::vector<unsigned char>& ws, SampleType wt) {
+  std::vector<unsigned char> abs_ws(ws.size());
+  const std::size_t size = wt == SampleType::f32 ? 4 : 8;
+  for (std::size_t at = 0; at + size <= ws.size(); at += size) {
+    if (size == 4) {
+      float v;
+      std::memcpy(&v, ws.data() + at, 4);
+      v = std::fabs(v);
+      std::memcpy(abs_ws.data() + at, &v, 4);
+    } else {
+      double v;
+      std::memcpy(&v, ws.data() + at, 8);
+      v = std::fabs(v);
+      std::memcpy(abs_ws.data() + at, &v, 8);
+    }
+  }
+  return abs_ws;
+}
+
 // Every strategy of `strategies` on the weighted cases, against cpu_serial's
 // sums (to the rounding of another order of addition).
 void check_weighted_against_cpu_serial(const std::vector<const Strategy*>& strategies) {
@@ -504,21 +524,7 @@ void check_weighted_against_cpu_serial(const std::vector<const Strategy*>& strat
                                                 : weights_for<double>(n, g.seed + 1, with_nan);
           const WeightedHistogram want = histogram_weighted(c.type, xs.data(), n, wt, ws.data(), c.binning,
                                                             Options{"cpu_serial", BackendChoice::cpu, 1});
-          // |w| per slot, for the tolerance.
-          std::vector<unsigned char> abs_ws(ws.size());
-          for (std::uint64_t i = 0; i < n; ++i) {
-            if (wt == SampleType::f32) {
-              float v;
-              std::memcpy(&v, ws.data() + 4 * i, 4);
-              v = std::fabs(v);
-              std::memcpy(abs_ws.data() + 4 * i, &v, 4);
-            } else {
-              double v;
-              std::memcpy(&v, ws.data() + 8 * i, 8);
-              v = std::fabs(v);
-              std::memcpy(abs_ws.data() + 8 * i, &v, 8);
-            }
-          }
+          const std::vector<unsigned char> abs_ws = abs_weights(ws, wt);  // |w| per slot, for the tolerance
           const WeightedHistogram abs_sums = histogram_weighted(c.type, xs.data(), n, wt, abs_ws.data(), c.binning,
                                                                 Options{"cpu_serial", BackendChoice::cpu, 1});
           const std::vector<double> abs_v(abs_sums.slots().begin(), abs_sums.slots().end());
@@ -610,7 +616,7 @@ TEST(GpuGeneral, WeightedOtherTuningsAgreeWithCpuSerial) {
   {
     // The 16 lane copies with their loads staged in shared memory on every
     // call (by default from 64 MiB up): unaligned weights and short calls too.
-    ScopedEnv staged("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
+    ScopedEnv every_call("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES", "0");
     SCOPED_TRACE("LEVELHIST_WEIGHTED_LARGE_CALL_BYTES=0 (staged column calls)");
     check_weighted_against_cpu_serial(shared);
   }
@@ -645,11 +651,9 @@ TEST(GpuGeneral, WeightedStagedLongRunsAgreeWithCpuSerial) {
     const auto ws = weights_for<float>(n, g.seed + 1, false);
     const WeightedHistogram want =
         histogram_weighted(SampleType::f32, xs.data(), n, SampleType::f32, ws.data(), b, Options{"cpu_serial", BackendChoice::cpu, 1});
-    std::vector<float> abs_w(n);
-    std::memcpy(abs_w.data(), ws.data(), n * 4);
-    for (float& v : abs_w) v = std::fabs(v);
-    const WeightedHistogram abs_sums =
-        histogram_weighted(SampleType::f32, xs.data(), n, SampleType::f32, abs_w.data(), b, Options{"cpu_serial", BackendChoice::cpu, 1});
+    const WeightedHistogram abs_sums = histogram_weighted(SampleType::f32, xs.data(), n, SampleType::f32,
+                                                          abs_weights(ws, SampleType::f32).data(), b,
+                                                          Options{"cpu_serial", BackendChoice::cpu, 1});
     unsigned char* dx = samples.reserve(xs.size());
     unsigned char* dw = weights.reserve(ws.size());
     TEST_CUDA(cudaMemcpy(dx, xs.data(), xs.size(), cudaMemcpyHostToDevice));
