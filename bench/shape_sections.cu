@@ -122,7 +122,7 @@ void batch_section(Runner& r, u64 bytes) {
   }
   DeviceMemory d(bytes);
   LEVELHIST_CUDA_CHECK(cudaMemcpy(d.get(), host.data(), bytes, cudaMemcpyHostToDevice));
-  for (u64 segment : {u64{4} << 10, u64{64} << 10, u64{1} << 20, u64{16} << 20}) {
+  for (u64 segment : {u64{4} << 10, u64{16} << 10, u64{64} << 10, u64{1} << 20, u64{16} << 20}) {
     const u64 segments = bytes / segment;
     const std::string dataset = "equal segments of " + std::to_string(segment >> 10) + " KiB";
     const Measurement p = proto(name, dataset, std::to_string(segments) + " histograms", bytes, bytes);

@@ -595,13 +595,23 @@ constexpr std::uint32_t kWarpColumnWords = 256 / 4 * 32;  // 8 KiB a warp
 constexpr std::uint64_t kWarpFoldTrips = 15;
 constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;  // bytes: longer segments keep the block's path
 
+template <bool kAtomic>
 struct WarpColumns {
   unsigned* words;  // this warp's kWarpColumnWords
   unsigned lane;
 
+  // Plain: the lane's byte loaded, incremented and stored; each byte's load
+  // waits for the store before it (the compiler cannot tell two bytes apart).
+  // Atomic (study knob 2 and 3): one shared atomic adds 1 to the value's byte
+  // of the lane's word; no chain from byte to byte, and no carry into the
+  // next byte since none passes 255 between folds.
   __device__ __forceinline__ void bump(unsigned v) {
-    unsigned char* b = reinterpret_cast<unsigned char*>(words) + ((v >> 2) << 7) + (lane << 2) + (v & 3);
-    *b = static_cast<unsigned char>(*b + 1);
+    if constexpr (kAtomic) {
+      atomicAdd(words + ((v >> 2) << 5) + lane, 1u << ((v & 3) << 3));
+    } else {
+      unsigned char* b = reinterpret_cast<unsigned char*>(words) + ((v >> 2) << 7) + (lane << 2) + (v & 3);
+      *b = static_cast<unsigned char>(*b + 1);
+    }
   }
   __device__ __forceinline__ void bump_vector(const uint4& q) {
     const unsigned x[4] = {q.x, q.y, q.z, q.w};
@@ -639,10 +649,11 @@ struct WarpColumns {
   }
 };
 
+template <bool kAtomic, bool kCoalesced>
 __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
-  WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
+  WarpColumns<kAtomic> c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
@@ -665,31 +676,63 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
     for (std::uint64_t v0 = 0; v0 < vectors; v0 += 32 * kWarpFoldTrips) {
       const std::uint64_t stop = min(vectors, v0 + 32 * kWarpFoldTrips);
       std::uint64_t j = v0 + c.lane;
-      for (; j + 3 * 32 < stop; j += 4 * 32) {  // four loads a lane in flight
-        uint4 q[4];
+      if constexpr (kAtomic) {
+        // Four loads a lane, the next four issued before these are counted:
+        // written as four loads then four counts (variant 1), ptxas issues
+        // each load just before its vector's counting (sm_90 SASS).
+        j = for_each_vector_early<4>(
+            j, 32, stop, [&](std::uint64_t k) { return __ldcs(body + k); },
+            [&](const uint4& q, std::uint64_t) { c.bump_vector(q); });
+      } else {
+        for (; j + 3 * 32 < stop; j += 4 * 32) {  // four loads a lane
+          uint4 q[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) q[u] = __ldcs(body + j + u * 32);
+          for (int u = 0; u < 4; ++u) q[u] = __ldcs(body + j + u * 32);
 #pragma unroll
-        for (int u = 0; u < 4; ++u) c.bump_vector(q[u]);
+          for (int u = 0; u < 4; ++u) c.bump_vector(q[u]);
+        }
       }
       for (; j < stop; j += 32) c.bump_vector(__ldcs(body + j));
       if (stop < vectors) c.fold(total);
     }
     c.fold(total);
     std::uint64_t* out = w.out + s * w.slots;
+    if constexpr (kCoalesced) {
+      // Lane l holds values 8l .. 8l + 7; stored as they are, each store
+      // touches 32 sectors for 8 bytes each. Through the warp's columns (all
+      // zero after the fold) every store is 256 consecutive bytes: 8 sectors.
+      uint4* staged = reinterpret_cast<uint4*>(c.words) + 2 * c.lane;
+      staged[0] = make_uint4(total[0], total[1], total[2], total[3]);
+      staged[1] = make_uint4(total[4], total[5], total[6], total[7]);
+      __syncwarp();
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const unsigned v = 8 * c.lane + i;
-      out[v] = (w.accumulate ? out[v] : 0) + total[i];
+      for (int i = 0; i < 8; ++i) {
+        const unsigned v = 32 * i + c.lane;
+        out[v] = (w.accumulate ? out[v] : 0) + c.words[v];
+      }
+      __syncwarp();
+      staged[0] = make_uint4(0, 0, 0, 0);
+      staged[1] = make_uint4(0, 0, 0, 0);
+      __syncwarp();
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const unsigned v = 8 * c.lane + i;
+        out[v] = (w.accumulate ? out[v] : 0) + total[i];
+      }
     }
     if (c.lane < 3) out[256 + c.lane] = w.accumulate ? out[256 + c.lane] : 0;  // no flows: every byte has its bin
   }
 }
 
-bool warp_segments_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 0, 0, 1) != 0; }
+// 0: the block's path; 1: a warp a segment, plain bytes, stores as held;
+// 2: shared atomics; 3: shared atomics and 256-byte stores.
+int warp_segments_variant() { return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 0, 0, 3)); }
 
-void launch_warp_segments(const Work& w, cudaStream_t stream) {
-  auto kernel = warp_segments_kernel;
+void launch_warp_segments(const Work& w, int variant, cudaStream_t stream) {
+  auto kernel = variant == 1   ? warp_segments_kernel<false, false>
+                : variant == 2 ? warp_segments_kernel<true, false>
+                               : warp_segments_kernel<true, true>;
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
@@ -814,11 +857,12 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     // Segments of at most 64 KiB (on average, for offsets): a warp counts a
     // whole segment alone, so a few long ones would leave the GPU idle.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
-    if (warp_segments_wanted() && map_kind == MapKind::direct && slots == 256 + 3 && typical <= kWarpSegmentMost &&
+    const int warp_variant = warp_segments_variant();
+    if (warp_variant != 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= kWarpSegmentMost &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
       if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
-      launch_warp_segments(w, stream);
+      launch_warp_segments(w, warp_variant, stream);
       return;
     }
   }
