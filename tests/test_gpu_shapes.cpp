@@ -116,17 +116,34 @@ void check_segments(const Request& r, const std::vector<T>& x, const std::vector
   }
 }
 
-// 8-bit samples are counted in lane columns by default (ByteColumns) and in
-// one copy per warp with LEVELHIST_SEGMENT_BYTE_COLUMNS=0 (WarpCopies): the
-// batch tests run both.
-const char* const kByteLayouts[] = {"1", "0"};
+// 8-bit samples are counted by blocks in lane columns (ByteColumns) or in one
+// copy per warp with LEVELHIST_SEGMENT_BYTE_COLUMNS=0 (WarpCopies), and short
+// segments of 256 one-value bins a warp a segment (LEVELHIST_SEGMENT_WARPS=1
+// takes that path for segments up to 64 KiB, =0 never, unset up to 4 KiB):
+// the batch tests run all three and the default choice.
+struct ByteLayout {
+  const char* name;
+  const char* byte_columns;  // LEVELHIST_SEGMENT_BYTE_COLUMNS
+  const char* segment_warps; // LEVELHIST_SEGMENT_WARPS
+};
+const ByteLayout kByteLayouts[] = {{"byte columns", "1", "0"},
+                                    {"warp copies", "0", "0"},
+                                    {"a warp a segment", "1", "1"},
+                                    {"the default choice", "", ""}};
+
+// Sets a layout's knobs for as long as it lives.
+struct ScopedByteLayout {
+  ScopedEnv columns, warps;
+  explicit ScopedByteLayout(const ByteLayout& l)
+      : columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", l.byte_columns), warps("LEVELHIST_SEGMENT_WARPS", l.segment_warps) {}
+};
 
 TEST(GpuShapes, EqualSegmentsAroundTheWorkItems) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const Binning bytes = Binning::per_value(SampleType::u8);
-  for (const char* layout : kByteLayouts) {
-    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
-    const std::string how = std::string(", byte columns ") + layout;
+  for (const ByteLayout& layout : kByteLayouts) {
+    const ScopedByteLayout knobs(layout);
+    const std::string how = std::string(", ") + layout.name;
     // Items are 16 KiB: lengths that divide it, straddle it, and exceed it.
     for (std::uint64_t length : {1u, 7u, 4096u, 16383u, 16384u, 16385u, 100000u}) {
       const std::uint64_t segments = std::max<std::uint64_t>(3, (std::uint64_t{3} << 20) / length / 8);
@@ -175,7 +192,7 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::vector<std::uint64_t> small = {0};
   while (small.back() < x.size()) small.push_back(std::min<std::uint64_t>(x.size(), small.back() + rng() % 41));
   check_segments(Request::segments_by_offsets(SampleType::u16, b, small.size() - 1), x, small, "small");
-  // Bytes, both layouts: the same offsets over 400000 bytes, and random lengths of 0 to 40000.
+  // Bytes, every layout: the same offsets over 400000 bytes, and random lengths of 0 to 40000.
   std::vector<std::uint8_t> bytes = noise<std::uint8_t>(400000, 6, 0, 256);
   std::fill(bytes.begin() + 16000, bytes.begin() + 90000, std::uint8_t{200});
   std::vector<std::uint64_t> wide = {0};
@@ -187,9 +204,9 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::fill(odd.begin() + 30000, odd.begin() + 31000, std::uint8_t{0});
   std::vector<std::uint64_t> tiny = {0};
   while (tiny.back() < odd.size()) tiny.push_back(std::min<std::uint64_t>(odd.size(), tiny.back() + rng() % 41));
-  for (const char* layout : kByteLayouts) {
-    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
-    const std::string how = std::string(", byte columns ") + layout;
+  for (const ByteLayout& layout : kByteLayouts) {
+    const ScopedByteLayout knobs(layout);
+    const std::string how = std::string(", ") + layout.name;
     const Binning u8 = Binning::per_value(SampleType::u8);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), bytes, offsets, "u8 mixed" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, wide.size() - 1), bytes, wide, "u8 wide" + how);
@@ -219,11 +236,11 @@ TEST(GpuShapes, SegmentsByOffsetsOutOfOrderStayInside) {
   std::sort(sorted.begin(), sorted.end());
   const Request r = Request::segments_by_offsets(SampleType::u8, u8, shuffled.size() - 1);
   const std::vector<std::uint64_t> want = reference_slots(r, Input::segments(x.data(), n, sorted.data()));
-  for (const char* layout : kByteLayouts) {
-    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
+  for (const ByteLayout& layout : kByteLayouts) {
+    const ScopedByteLayout knobs(layout);
     const Plan plan(r, on_cuda("gpu_segments"));
     for (std::size_t shift : {0, 1}) {
-      const std::string what = std::string("byte columns ") + layout + ", shift " + std::to_string(shift);
+      const std::string what = std::string(layout.name) + ", shift " + std::to_string(shift);
       OnDevice dx(x.data(), n, shift), bad(shuffled.data(), shuffled.size() * 8), good(sorted.data(), sorted.size() * 8);
       DeviceBytes out(r.output_slots() * 8);
       DeviceBytes workspace(std::max<std::size_t>(plan.workspace_bytes(n * 4 + (1 << 20)), 256));
@@ -270,9 +287,9 @@ TEST(GpuShapes, TilesThatDivideAndDoNot) {
   // Tiles of one band, of many bands (width 16 KiB and more: one row per band),
   // and empty tiles; pitches that are multiples of 16 bytes (a band's rows
   // read as one range) and that are not (row by row).
-  for (const char* layout : kByteLayouts) {
-    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
-    const std::string how = std::string(", byte columns ") + layout;
+  for (const ByteLayout& layout : kByteLayouts) {
+    const ScopedByteLayout knobs(layout);
+    const std::string how = std::string(", ") + layout.name;
     for (auto [w, h, pad, rows, cols] : {std::tuple{640, 480, 0, 8, 8}, std::tuple{1001, 333, 7, 7, 3},
                                          std::tuple{5, 9, 0, 4, 4}, std::tuple{40000, 9, 3, 2, 1},
                                          std::tuple{3000, 2000, 0, 1, 1}, std::tuple{2048, 600, 0, 3, 8},
@@ -302,9 +319,9 @@ TEST(GpuShapes, BatchesOfManyItemsABlock) {
     const std::uint64_t len = r < 10 ? 0 : r < 12 ? 300000 + rng() % 100000 : rng() % 40001;
     offsets.push_back(std::min<std::uint64_t>(n, offsets.back() + len));
   }
-  for (const char* layout : kByteLayouts) {
-    ScopedEnv columns("LEVELHIST_SEGMENT_BYTE_COLUMNS", layout);
-    const std::string how = std::string(", byte columns ") + layout;
+  for (const ByteLayout& layout : kByteLayouts) {
+    const ScopedByteLayout knobs(layout);
+    const std::string how = std::string(", ") + layout.name;
     const std::vector<std::uint8_t> whole(x.begin(), x.begin() + n / 100000 * 100000);
     check_segments(Request::segments(SampleType::u8, u8, n / 100000), whole, {}, "equal segments of 100000" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), x, offsets, "offsets" + how);

@@ -582,37 +582,36 @@ __global__ void clear_unowned(Work w) {
   }
 }
 
-// ---- a warp a segment (a study: LEVELHIST_SEGMENT_WARPS=1) --------------------
+// ---- a warp a segment: short segments of bytes --------------------------------
 // 8-bit samples into 256 bins of one value each, equal segments or offsets: a
 // warp counts whole segments into 8-bit columns of its own, so no segment is
-// shared, no counter cleared before the launch and no atomic issued. Value v
-// of lane l is byte v % 4 of word (v / 4) * 32 + l: a lane touches only its
-// own bank, whatever the data. A lane adds at most 15 trips of 16 bytes (and
-// two bytes at the segment's unaligned ends) before the warp folds the bytes
-// into 32-bit totals, so no byte passes 255. Design and arithmetic:
-// docs/PERFORMANCE-shapes.md (the warp-per-segment layout and its correction).
+// shared and no counter cleared before the launch. Value v of lane l is byte
+// v % 4 of word (v / 4) * 32 + l: a lane touches only its own bank, whatever
+// the data. A lane adds at most 15 trips of 16 bytes (and two bytes at the
+// segment's unaligned ends) before the warp folds the bytes into 32-bit
+// totals, so no byte passes 255. The block's path flushes 32 KiB of lane
+// columns per segment; this one reads and clears 8 KiB. Design, arithmetic and
+// the variants measured: docs/PERFORMANCE-shapes.md (a warp a segment).
 constexpr std::uint32_t kWarpColumnWords = 256 / 4 * 32;  // 8 KiB a warp
 constexpr std::uint64_t kWarpFoldTrips = 15;
-constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;  // bytes: longer segments keep the block's path
+// Bytes a segment (on average, for offsets). Measured on an H200 against the
+// block's path: equal 4 KiB segments 1.08x, offsets of 0-8 KiB 1.96x, equal
+// 16 KiB segments 0.65-0.66x (this kernel stays near 1.8 TB/s from 4 to 64 KiB,
+// where the block's path rises from 1.6 to 3.4).
+constexpr std::uint64_t kWarpSegmentAuto = 4 * 1024;
+// With LEVELHIST_SEGMENT_WARPS=1 (tests, studies): up to here.
+constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;
 
-template <bool kAtomic>
 struct WarpColumns {
   unsigned* words;  // this warp's kWarpColumnWords
   unsigned lane;
 
-  // Plain: the lane's byte loaded, incremented and stored; each byte's load
-  // waits for the store before it (the compiler cannot tell two bytes apart).
-  // Atomic (study knob 2 and 3): one shared atomic adds 1 to the value's byte
-  // of the lane's word; no chain from byte to byte, and no carry into the
-  // next byte since none passes 255 between folds.
-  __device__ __forceinline__ void bump(unsigned v) {
-    if constexpr (kAtomic) {
-      atomicAdd(words + ((v >> 2) << 5) + lane, 1u << ((v & 3) << 3));
-    } else {
-      unsigned char* b = reinterpret_cast<unsigned char*>(words) + ((v >> 2) << 7) + (lane << 2) + (v & 3);
-      *b = static_cast<unsigned char>(*b + 1);
-    }
-  }
+  // One shared atomic adds 1 to the value's byte of the lane's word: no carry
+  // into the next byte, since none passes 255 between folds. A load, add and
+  // store of the byte, where each byte's load waits for the store before it
+  // (the compiler cannot tell two bytes apart), measured 0.73-0.85x of this
+  // (with the loads below issued one by one, so not this alone).
+  __device__ __forceinline__ void bump(unsigned v) { atomicAdd(words + ((v >> 2) << 5) + lane, 1u << ((v & 3) << 3)); }
   __device__ __forceinline__ void bump_vector(const uint4& q) {
     const unsigned x[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -647,13 +646,31 @@ struct WarpColumns {
     }
     __syncwarp();
   }
+  // Stores the totals of values 0..255 (lane l holds 8l .. 8l + 7) as eight
+  // 256-byte runs, through the first 256 words (zero after the fold, and
+  // cleared again): stored from the registers, each store touched 32 sectors
+  // for 8 bytes each.
+  __device__ __forceinline__ void store(const unsigned (&total)[8], std::uint64_t* out, bool accumulate) {
+    uint4* staged = reinterpret_cast<uint4*>(words) + 2 * lane;
+    staged[0] = make_uint4(total[0], total[1], total[2], total[3]);
+    staged[1] = make_uint4(total[4], total[5], total[6], total[7]);
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const unsigned v = 32 * i + lane;
+      out[v] = (accumulate ? out[v] : 0) + words[v];
+    }
+    __syncwarp();
+    staged[0] = make_uint4(0, 0, 0, 0);
+    staged[1] = make_uint4(0, 0, 0, 0);
+    __syncwarp();
+  }
 };
 
-template <bool kAtomic, bool kCoalesced>
 __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
-  WarpColumns<kAtomic> c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
+  WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
@@ -675,64 +692,34 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
     const uint4* body = reinterpret_cast<const uint4*>(p + head);
     for (std::uint64_t v0 = 0; v0 < vectors; v0 += 32 * kWarpFoldTrips) {
       const std::uint64_t stop = min(vectors, v0 + 32 * kWarpFoldTrips);
-      std::uint64_t j = v0 + c.lane;
-      if constexpr (kAtomic) {
-        // Four loads a lane, the next four issued before these are counted:
-        // written as four loads then four counts (variant 1), ptxas issues
-        // each load just before its vector's counting (sm_90 SASS).
-        j = for_each_vector_early<4>(
-            j, 32, stop, [&](std::uint64_t k) { return __ldcs(body + k); },
-            [&](const uint4& q, std::uint64_t) { c.bump_vector(q); });
-      } else {
-        for (; j + 3 * 32 < stop; j += 4 * 32) {  // four loads a lane
-          uint4 q[4];
-#pragma unroll
-          for (int u = 0; u < 4; ++u) q[u] = __ldcs(body + j + u * 32);
-#pragma unroll
-          for (int u = 0; u < 4; ++u) c.bump_vector(q[u]);
-        }
-      }
+      // Four loads a lane, the next four issued before these are counted
+      // (written as four loads then four counts, ptxas issued each load just
+      // before its vector's counting: sm_90 SASS).
+      std::uint64_t j = for_each_vector_early<4>(
+          v0 + c.lane, 32, stop, [&](std::uint64_t k) { return __ldcs(body + k); },
+          [&](const uint4& q, std::uint64_t) { c.bump_vector(q); });
       for (; j < stop; j += 32) c.bump_vector(__ldcs(body + j));
       if (stop < vectors) c.fold(total);
     }
     c.fold(total);
     std::uint64_t* out = w.out + s * w.slots;
-    if constexpr (kCoalesced) {
-      // Lane l holds values 8l .. 8l + 7; stored as they are, each store
-      // touches 32 sectors for 8 bytes each. Through the warp's columns (all
-      // zero after the fold) every store is 256 consecutive bytes: 8 sectors.
-      uint4* staged = reinterpret_cast<uint4*>(c.words) + 2 * c.lane;
-      staged[0] = make_uint4(total[0], total[1], total[2], total[3]);
-      staged[1] = make_uint4(total[4], total[5], total[6], total[7]);
-      __syncwarp();
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const unsigned v = 32 * i + c.lane;
-        out[v] = (w.accumulate ? out[v] : 0) + c.words[v];
-      }
-      __syncwarp();
-      staged[0] = make_uint4(0, 0, 0, 0);
-      staged[1] = make_uint4(0, 0, 0, 0);
-      __syncwarp();
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const unsigned v = 8 * c.lane + i;
-        out[v] = (w.accumulate ? out[v] : 0) + total[i];
-      }
-    }
+    c.store(total, out, w.accumulate);
     if (c.lane < 3) out[256 + c.lane] = w.accumulate ? out[256 + c.lane] : 0;  // no flows: every byte has its bin
   }
 }
 
-// 0: the block's path; 1: a warp a segment, plain bytes, stores as held;
-// 2: shared atomics; 3: shared atomics and 256-byte stores.
-int warp_segments_variant() { return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 0, 0, 3)); }
+// The longest typical segment (bytes) that a warp counts alone:
+// LEVELHIST_SEGMENT_WARPS=0 never, =1 up to kWarpSegmentMost, else the measured rule.
+std::uint64_t warp_segment_most() {
+  switch (::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 2, 0, 2)) {
+    case 0: return 0;
+    case 1: return kWarpSegmentMost;
+    default: return kWarpSegmentAuto;
+  }
+}
 
-void launch_warp_segments(const Work& w, int variant, cudaStream_t stream) {
-  auto kernel = variant == 1   ? warp_segments_kernel<false, false>
-                : variant == 2 ? warp_segments_kernel<true, false>
-                               : warp_segments_kernel<true, true>;
+void launch_warp_segments(const Work& w, cudaStream_t stream) {
+  auto kernel = warp_segments_kernel;
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
@@ -851,18 +838,17 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
       throw Error(ErrorKind::internal, "gpu_segments ran without a batch");
   }
   if constexpr (sizeof(T) == 1) {
-    // The study's warp a segment: 256 bins of one byte value each, equal
-    // segments or offsets; every slot of every segment written, so nothing
-    // is cleared first.
-    // Segments of at most 64 KiB (on average, for offsets): a warp counts a
-    // whole segment alone, so a few long ones would leave the GPU idle.
+    // A warp a segment: 256 bins of one byte value each, equal segments or
+    // offsets, short ones (on average, for offsets): a warp counts a whole
+    // segment alone, so long ones would leave the GPU idle. Every slot of
+    // every segment is written, so nothing is cleared first.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
-    const int warp_variant = warp_segments_variant();
-    if (warp_variant != 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= kWarpSegmentMost &&
+    const std::uint64_t most = warp_segment_most();
+    if (most > 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= most &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
       if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
-      launch_warp_segments(w, warp_variant, stream);
+      launch_warp_segments(w, stream);
       return;
     }
   }
@@ -914,7 +900,8 @@ const Strategy gpu_segments{"gpu_segments",
                             Backend::cuda,
                             "a batch of histograms (segments, offsets, tiles) in one launch: 16 KiB work items, a "
                             "contiguous range of them per block of a persistent grid; 8-bit samples in 32 lane "
-                            "columns, others in a shared histogram per warp; owned segments stored without atomics",
+                            "columns, others in a shared histogram per warp; owned segments stored without atomics; "
+                            "byte segments of <= 4 KiB into 256 bins a warp a segment, in 8-bit columns",
                             "levelhist, with CUB's segment offsets (docs/PERFORMANCE-shapes.md)",
                             cuda_detail::segments::supports,
                             cuda_detail::segments::no_workspace,
