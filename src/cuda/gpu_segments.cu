@@ -602,6 +602,7 @@ constexpr std::uint64_t kWarpSegmentAuto = 4 * 1024;
 // With LEVELHIST_SEGMENT_WARPS=1 (tests, studies): up to here.
 constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;
 
+template <bool kPermute>
 struct WarpColumns {
   unsigned* words;  // this warp's kWarpColumnWords
   unsigned lane;
@@ -616,8 +617,20 @@ struct WarpColumns {
     const unsigned x[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
+      if constexpr (kPermute) {
+        // A study (LEVELHIST_SEGMENT_WARP_PERMUTE=1): the ALU pipe holds
+        // this kernel, so the masks are taken once a word; a byte's row
+        // (v & ~3) is one PRMT, its word's address one IMAD (FMA pipe), its
+        // increment one funnel shift, which takes the amount modulo 32.
+        const unsigned rows = x[k] & 0xfcfcfcfcu;
+        const unsigned shifts = (x[k] & 0x03030303u) << 3;  // 8 (v & 3) in each byte
 #pragma unroll
-      for (int b = 0; b < 4; ++b) bump((x[k] >> (8 * b)) & 0xffu);
+        for (int b = 0; b < 4; ++b)
+          atomicAdd(words + __byte_perm(rows, 0, 0x4440u | b) * 8 + lane, __funnelshift_l(0u, 1u, shifts >> (8 * b)));
+      } else {
+#pragma unroll
+        for (int b = 0; b < 4; ++b) bump((x[k] >> (8 * b)) & 0xffu);
+      }
     }
   }
   // Adds the bytes of values 8 * lane .. 8 * lane + 7 to total and clears
@@ -667,10 +680,11 @@ struct WarpColumns {
   }
 };
 
+template <bool kPermute>
 __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
-  WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
+  WarpColumns<kPermute> c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
@@ -719,7 +733,8 @@ std::uint64_t warp_segment_most() {
 }
 
 void launch_warp_segments(const Work& w, cudaStream_t stream) {
-  auto kernel = warp_segments_kernel;
+  auto kernel = ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARP_PERMUTE", 0, 0, 1) != 0 ? warp_segments_kernel<true>
+                                                                                             : warp_segments_kernel<false>;
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
