@@ -170,12 +170,10 @@ void batch_section(Runner& r, u64 bytes) {
     Plan(req, cpu_auto()).fill_slots(want.data(), Input::array(same.data(), bytes), false);
     r.plan_run(p, Plan(req, cuda_strategy("gpu_segments")), Input::array(c.get(), bytes), bytes, want);
   }
-  {  // segments by offsets: random lengths of 0 to 8 KiB
-    std::mt19937_64 rng(7);
-    std::vector<u64> offsets = {0};
-    while (offsets.back() < bytes) offsets.push_back(std::min<u64>(bytes, offsets.back() + rng() % (8 << 10)));
+  // Segments by offsets, counted against the CPU's counts first.
+  auto offsets_case = [&](const std::string& dataset, const std::vector<u64>& offsets) {
     const u64 segments = offsets.size() - 1;
-    const Measurement p = proto(name, "offsets, 0-8 KiB each", std::to_string(segments) + " histograms", bytes, bytes);
+    const Measurement p = proto(name, dataset, std::to_string(segments) + " histograms", bytes, bytes);
     r.limit(p, {{d.get(), bytes}});
     const Request req = Request::segments_by_offsets(SampleType::u8, bins, segments);
     std::vector<u64> want(req.output_slots(), 0);
@@ -184,6 +182,20 @@ void batch_section(Runner& r, u64 bytes) {
     LEVELHIST_CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), offsets.size() * 8, cudaMemcpyHostToDevice));
     r.plan_run(p, Plan(req, cuda_strategy("gpu_segments")),
                Input::segments(d.get(), bytes, d_offsets.get<const u64>()), bytes, want);
+  };
+  {  // random lengths of 0 to 8 KiB
+    std::mt19937_64 rng(7);
+    std::vector<u64> offsets = {0};
+    while (offsets.back() < bytes) offsets.push_back(std::min<u64>(bytes, offsets.back() + rng() % (8 << 10)));
+    offsets_case("offsets, 0-8 KiB each", offsets);
+  }
+  {  // level: half the bytes in one segment, the rest in segments of 0-2 KiB
+     // (short on average, so a rule on the average length alone would give
+     // the long one to one warp)
+    std::mt19937_64 rng(8);
+    std::vector<u64> offsets = {0, bytes / 2};
+    while (offsets.back() < bytes) offsets.push_back(std::min<u64>(bytes, offsets.back() + rng() % (2 << 10)));
+    offsets_case("offsets, one of half the bytes, 0-2 KiB", offsets);
   }
   {  // 8 x 8 tiles of a square image
     u64 side = 1;
