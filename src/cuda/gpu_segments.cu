@@ -599,8 +599,9 @@ constexpr std::uint64_t kWarpFoldTrips = 15;
 // TB/s from 4 to 64 KiB, where the block's path rises from 1.6 to 3.4).
 // Segments by offsets (1.96x on lengths of 0-8 KiB) are not taken by
 // default: the host knows only their average length, and one long segment
-// among many short ones would be counted by one warp alone, hundreds of times
-// slower than by the grid (docs/PERFORMANCE-shapes.md, a warp a segment).
+// among many short ones would be counted by one warp alone: measured 4.1-4.4
+// GB/s with half of 64 MiB in one segment, where the blocks' path counts 285
+// (docs/PERFORMANCE-shapes.md, a warp a segment).
 constexpr std::uint64_t kWarpSegmentAuto = 4 * 1024;
 // With LEVELHIST_SEGMENT_WARPS=1 (tests, studies), equal or by offsets (on
 // average): up to here.
