@@ -119,7 +119,8 @@ void check_segments(const Request& r, const std::vector<T>& x, const std::vector
 // 8-bit samples are counted by blocks in lane columns (ByteColumns) or in one
 // copy per warp with LEVELHIST_SEGMENT_BYTE_COLUMNS=0 (WarpCopies), and short
 // segments of 256 one-value bins a warp a segment (LEVELHIST_SEGMENT_WARPS=1
-// takes that path for segments up to 64 KiB, =0 never, unset up to 4 KiB):
+// takes that path for segments up to 64 KiB, =0 never, unset for equal
+// segments up to 4 KiB):
 // the batch tests run all three and the default choice.
 struct ByteLayout {
   const char* name;

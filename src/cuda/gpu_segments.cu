@@ -594,12 +594,17 @@ __global__ void clear_unowned(Work w) {
 // the variants measured: docs/PERFORMANCE-shapes.md (a warp a segment).
 constexpr std::uint32_t kWarpColumnWords = 256 / 4 * 32;  // 8 KiB a warp
 constexpr std::uint64_t kWarpFoldTrips = 15;
-// Bytes a segment (on average, for offsets). Measured on an H200 against the
-// block's path: equal 4 KiB segments 1.08x, offsets of 0-8 KiB 1.96x, equal
-// 16 KiB segments 0.65-0.66x (this kernel stays near 1.8 TB/s from 4 to 64 KiB,
-// where the block's path rises from 1.6 to 3.4).
+// Bytes an equal segment. Measured on an H200 against the block's path: equal
+// 4 KiB segments 1.05-1.08x, 16 KiB 0.65-0.66x (this kernel stays near 1.8
+// TB/s from 4 to 64 KiB, where the block's path rises from 1.6 to 3.4).
+// Segments by offsets (1.96x on lengths of 0-8 KiB) are not taken by
+// default: the host knows only their average length, and one long segment
+// among many short ones would be counted by one warp alone: measured 4.1-4.4
+// GB/s with half of 64 MiB in one segment, where the blocks' path counts 285
+// (docs/PERFORMANCE-shapes.md, a warp a segment).
 constexpr std::uint64_t kWarpSegmentAuto = 4 * 1024;
-// With LEVELHIST_SEGMENT_WARPS=1 (tests, studies): up to here.
+// With LEVELHIST_SEGMENT_WARPS=1 (tests, studies), equal or by offsets (on
+// average): up to here.
 constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;
 
 template <bool kPermute>
@@ -723,12 +728,13 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
 }
 
 // The longest typical segment (bytes) that a warp counts alone:
-// LEVELHIST_SEGMENT_WARPS=0 never, =1 up to kWarpSegmentMost, else the measured rule.
-std::uint64_t warp_segment_most() {
+// LEVELHIST_SEGMENT_WARPS=0 never, =1 up to kWarpSegmentMost, else the
+// measured rule (equal segments only).
+std::uint64_t warp_segment_most(bool by_offsets) {
   switch (::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 2, 0, 2)) {
     case 0: return 0;
     case 1: return kWarpSegmentMost;
-    default: return kWarpSegmentAuto;
+    default: return by_offsets ? 0 : kWarpSegmentAuto;
   }
 }
 
@@ -853,12 +859,12 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
       throw Error(ErrorKind::internal, "gpu_segments ran without a batch");
   }
   if constexpr (sizeof(T) == 1) {
-    // A warp a segment: 256 bins of one byte value each, equal segments or
-    // offsets, short ones (on average, for offsets): a warp counts a whole
-    // segment alone, so long ones would leave the GPU idle. Every slot of
-    // every segment is written, so nothing is cleared first.
+    // A warp a segment: 256 bins of one byte value each, short equal segments
+    // (or offsets, under the study knob): a warp counts a whole segment
+    // alone, so long ones would leave the GPU idle. Every slot of every
+    // segment is written, so nothing is cleared first.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
-    const std::uint64_t most = warp_segment_most();
+    const std::uint64_t most = warp_segment_most(w.kind == Kind::offsets);
     if (most > 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= most &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
@@ -916,7 +922,7 @@ const Strategy gpu_segments{"gpu_segments",
                             "a batch of histograms (segments, offsets, tiles) in one launch: 16 KiB work items, a "
                             "contiguous range of them per block of a persistent grid; 8-bit samples in 32 lane "
                             "columns, others in a shared histogram per warp; owned segments stored without atomics; "
-                            "byte segments of <= 4 KiB into 256 bins a warp a segment, in 8-bit columns",
+                            "equal byte segments of <= 4 KiB into 256 bins a warp a segment, in 8-bit columns",
                             "levelhist, with CUB's segment offsets (docs/PERFORMANCE-shapes.md)",
                             cuda_detail::segments::supports,
                             cuda_detail::segments::no_workspace,
