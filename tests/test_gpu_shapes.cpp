@@ -157,6 +157,12 @@ TEST(GpuShapes, EqualSegmentsAroundTheWorkItems) {
     std::vector<std::int8_t> s8 = noise<std::int8_t>(40 * 70001, 3, -128, 128);
     std::fill(s8.begin() + 70001, s8.begin() + 3 * 70001, std::int8_t{-128});
     check_segments(Request::segments(SampleType::i8, Binning::even(10, -100, 100), 40), s8, {}, "i8 even" + how);
+    // Signed bytes one bin a value: slot x + 128, not the byte's bits (the
+    // warp-a-segment path counts unsigned bytes only), in short segments.
+    std::vector<std::int8_t> s8short = noise<std::int8_t>(1000 * 4000, 4, -128, 128);
+    std::fill(s8short.begin(), s8short.begin() + 8000, std::int8_t{-128});
+    check_segments(Request::segments(SampleType::i8, Binning::per_value(SampleType::i8), 1000), s8short, {},
+                   "i8 one bin a value, 4000-byte segments" + how);
     std::vector<std::uint8_t> u8 = noise<std::uint8_t>(300 * 4096, 5, 0, 256);
     check_segments(Request::segments(SampleType::u8, Binning::explicit_edges({3, 50, 51, 200, 255}), 300), u8, {},
                    "u8 edges" + how);

@@ -56,6 +56,7 @@
 // inside the output (offsets are clamped to n).
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "core/env_knob.hpp"
 #include "core/strategies.hpp"
@@ -858,7 +859,9 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     case BatchKind::none:
       throw Error(ErrorKind::internal, "gpu_segments ran without a batch");
   }
-  if constexpr (sizeof(T) == 1) {
+  if constexpr (std::is_same_v<T, std::uint8_t>) {
+    // (Unsigned bytes only: the warp kernel's slot is the byte's value, where
+    // signed bytes' direct map puts x at x + 128.)
     // A warp a segment: 256 bins of one byte value each, short equal segments
     // (or offsets, under the study knob): a warp counts a whole segment
     // alone, so long ones would leave the GPU idle. Every slot of every
