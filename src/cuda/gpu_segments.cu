@@ -55,6 +55,7 @@
 // unspecified counts, but every read stays inside the input and every write
 // inside the output (offsets are clamped to n).
 #include <algorithm>
+#include <cub/block/block_scan.cuh>
 #include <string>
 #include <type_traits>
 
@@ -105,7 +106,13 @@ struct Work {
   std::uint32_t copies;  // WarpCopies: histogram copies in shared memory (a power of two <= kWarps)
   bool injective;        // ByteColumns: 256 bins of one byte value each (slot = value's own, no flows)
   bool accumulate;
+  // Segments by offsets a warp at a time: the workspace's list of the segments
+  // too long for one warp ([0] appended, [1] blocks finished, then segment
+  // numbers; zero on entry and on return), or nullptr.
+  std::uint64_t* long_list;
+  std::uint64_t long_capacity;  // entries the list holds
 };
+constexpr std::uint64_t kLongListHead = 2;
 
 // ---- the counters -------------------------------------------------------------------
 // A block's shared histogram of the segment it is counting. Each layout gives
@@ -704,6 +711,21 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
     }
     const unsigned char* p = w.samples + begin;
     const std::uint64_t count = end - begin;
+    if (w.long_list != nullptr && count > kWarpSegmentMost) {
+      // Too long for one warp: listed for the grid (long_segments_kernel),
+      // its counters cleared here where the call does not accumulate.
+      unsigned long long at = 0;
+      if (c.lane == 0) at = atomicAdd(reinterpret_cast<unsigned long long*>(w.long_list), 1ull);
+      at = __shfl_sync(0xffffffffu, at, 0);
+      if (at < w.long_capacity) {
+        if (c.lane == 0) w.long_list[kLongListHead + at] = s;
+        std::uint64_t* out = w.out + s * w.slots;
+        if (!w.accumulate)
+          for (unsigned k = c.lane; k < w.slots; k += 32) out[k] = 0;
+        continue;
+      }
+      // The list is full (offsets out of order may overlap): counted here.
+    }
     const std::uint64_t head = min((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15, count);
     const std::uint64_t vectors = (count - head) / 16, tail = head + vectors * 16;
     unsigned total[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -730,13 +752,89 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
 
 // The longest typical segment (bytes) that a warp counts alone:
 // LEVELHIST_SEGMENT_WARPS=0 never, =1 up to kWarpSegmentMost, else the
-// measured rule (equal segments only).
-std::uint64_t warp_segment_most(bool by_offsets) {
+// measured rule: equal segments, and segments by offsets where the workspace
+// holds the list of the long ones.
+std::uint64_t warp_segment_most(bool by_offsets, bool long_list) {
   switch (::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARPS", 2, 0, 2)) {
     case 0: return 0;
     case 1: return kWarpSegmentMost;
-    default: return by_offsets ? 0 : kWarpSegmentAuto;
+    default: return by_offsets && !long_list ? 0 : kWarpSegmentAuto;
   }
+}
+
+// The segments by offsets that the warp kernel listed as too long for one
+// warp, counted by the whole grid in 16 KiB chunks: a tile of list entries
+// at a time, each block scans the tile's chunk counts and takes every
+// grid-th chunk, adding its counts to the segment's counters (cleared by the
+// warp kernel) when it leaves the segment. The last block to finish clears
+// the list, so the workspace is zero again on return.
+template <class T, class Map, class Counters>
+__global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map) {
+  using BlockScan = cub::BlockScan<std::uint64_t, kThreads>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ typename BlockScan::TempStorage scan;
+  __shared__ std::uint64_t listed[kThreads], first_chunk[kThreads];
+  __shared__ bool last;
+  Counters c;
+  c.init(smem, w, map);
+  const std::uint64_t entries = min(w.long_list[0], w.long_capacity);
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::uint64_t current = kNone;  // the segment whose counts the columns hold
+  for (std::uint64_t t = 0; t < entries; t += kThreads) {
+    std::uint64_t s = 0, chunks = 0;
+    if (t + threadIdx.x < entries) {
+      s = w.long_list[kLongListHead + t + threadIdx.x];
+      std::uint64_t begin, end;
+      offset_bounds(w, s, begin, end);
+      chunks = (end - begin + kChunkBytes - 1) / kChunkBytes;
+    }
+    std::uint64_t first, total;
+    BlockScan(scan).ExclusiveSum(chunks, first, total);
+    listed[threadIdx.x] = s;
+    first_chunk[threadIdx.x] = first;
+    __syncthreads();
+    const auto in_tile = static_cast<unsigned>(min(std::uint64_t{kThreads}, entries - t));
+    for (std::uint64_t k = blockIdx.x; k < total; k += gridDim.x) {
+      unsigned lo = 0, hi = in_tile - 1;  // the last entry whose first chunk is at most k
+      while (lo < hi) {
+        const unsigned mid = (lo + hi + 1) / 2;
+        if (first_chunk[mid] <= k) lo = mid; else hi = mid - 1;
+      }
+      const std::uint64_t segment = listed[lo];
+      if (segment != current) {
+        if (current != kNone) c.flush(w, w.out + current * w.slots, false);
+        current = segment;
+      }
+      std::uint64_t begin, end;
+      offset_bounds(w, segment, begin, end);
+      const std::uint64_t a = begin + (k - first_chunk[lo]) * kChunkBytes, b = min(end, a + kChunkBytes);
+      count_range<T>(c, w.samples + a * sizeof(T), b - a, map);
+    }
+    __syncthreads();  // the tile is read before the next one is written
+  }
+  if (current != kNone) c.flush(w, w.out + current * w.slots, false);
+  __threadfence();
+  if (threadIdx.x == 0) last = atomicAdd(reinterpret_cast<unsigned long long*>(w.long_list + 1), 1ull) == gridDim.x - 1;
+  __syncthreads();
+  if (last) {
+    for (std::uint64_t i = threadIdx.x; i < entries; i += kThreads) w.long_list[kLongListHead + i] = 0;
+    if (threadIdx.x == 0) {
+      w.long_list[0] = 0;
+      w.long_list[1] = 0;
+    }
+  }
+}
+
+template <class T, class Map>
+void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
+  using Counters = ByteColumns<T, Map>;
+  auto kernel = long_segments_kernel<T, Map, Counters>;
+  w.injective = true;
+  allow_large_shared(kernel);
+  const std::size_t smem = Counters::counter_bytes(w) + map.table_bytes();
+  const int resident = std::max(resident_blocks_with(kernel, kThreads, smem), 1);
+  kernel<<<static_cast<unsigned>(resident), kThreads, smem, stream>>>(w, map);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
 void launch_warp_segments(const Work& w, cudaStream_t stream) {
@@ -770,7 +868,15 @@ bool supports(const Problem& p, std::string* why_not) {
   return true;
 }
 
-std::size_t no_workspace(const Problem&) { return 0; }
+// Segments by offsets of bytes into 256 bins: the list of the segments too
+// long for one warp (at most n / 64 KiB of them, unless offsets overlap; the
+// kernel counts any past the list itself). Nothing for the rest.
+std::size_t workspace_bytes(const Problem& p) {
+  if (p.batch.kind != BatchKind::offsets || p.type != SampleType::u8 || p.binning->slots() != 256 + 3 ||
+      choose_map(p.type, *p.binning) != MapKind::direct)
+    return 0;
+  return round_up((kLongListHead + p.n / kWarpSegmentMost + 1) * 8, 256);
+}
 
 // Whether tiles of several bands are counted a tile column a block
 // (Work::column_groups); the study knob LEVELHIST_TILE_COLUMN_GROUPS=0 measures
@@ -867,12 +973,19 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     // alone, so long ones would leave the GPU idle. Every slot of every
     // segment is written, so nothing is cleared first.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
-    const std::uint64_t most = warp_segment_most(w.kind == Kind::offsets);
+    // Segments by offsets: the long ones go back to the grid through a list
+    // in the workspace, when the plan gave one.
+    if (w.kind == Kind::offsets && a.workspace != nullptr && a.workspace_bytes >= 8 * (kLongListHead + 1)) {
+      w.long_list = static_cast<std::uint64_t*>(a.workspace);
+      w.long_capacity = a.workspace_bytes / 8 - kLongListHead;
+    }
+    const std::uint64_t most = warp_segment_most(w.kind == Kind::offsets, w.long_list != nullptr);
     if (most > 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= most &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
       if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
       launch_warp_segments(w, stream);
+      if (w.long_list != nullptr) launch_long_segments<T>(w, map, stream);
       return;
     }
   }
@@ -928,7 +1041,7 @@ const Strategy gpu_segments{"gpu_segments",
                             "equal byte segments of <= 4 KiB into 256 bins a warp a segment, in 8-bit columns",
                             "levelhist, with CUB's segment offsets (docs/PERFORMANCE-shapes.md)",
                             cuda_detail::segments::supports,
-                            cuda_detail::segments::no_workspace,
+                            cuda_detail::segments::workspace_bytes,
                             cuda_detail::segments::run,
                             cuda_detail::segments::boundaries,
                             kCapabilitySegments | kCapabilityTiles,
