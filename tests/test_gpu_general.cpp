@@ -474,20 +474,15 @@ std::vector<unsigned char> weights_for(std::uint64_t n, std::uint64_t seed, bool
 // |w| of each weight of type wt (f32 or f64), as bytes: the tolerance's sums.
 std::vector<unsigned char> abs_weights(const std::vector<unsigned char>& ws, SampleType wt) {
   std::vector<unsigned char> abs_ws(ws.size());
-  const std::size_t size = wt == SampleType::f32 ? 4 : 8;
-  for (std::size_t at = 0; at + size <= ws.size(); at += size) {
-    if (size == 4) {
-      float v;
-      std::memcpy(&v, ws.data() + at, 4);
+  auto each = [&](auto v) {
+    for (std::size_t at = 0; at + sizeof(v) <= ws.size(); at += sizeof(v)) {
+      std::memcpy(&v, ws.data() + at, sizeof(v));
       v = std::fabs(v);
-      std::memcpy(abs_ws.data() + at, &v, 4);
-    } else {
-      double v;
-      std::memcpy(&v, ws.data() + at, 8);
-      v = std::fabs(v);
-      std::memcpy(abs_ws.data() + at, &v, 8);
+      std::memcpy(abs_ws.data() + at, &v, sizeof(v));
     }
-  }
+  };
+  if (wt == SampleType::f32) each(0.0f);
+  else each(0.0);
   return abs_ws;
 }
 

@@ -965,6 +965,7 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     case BatchKind::none:
       throw Error(ErrorKind::internal, "gpu_segments ran without a batch");
   }
+  w.injective = sizeof(T) == 1 && map_kind == MapKind::direct && slots == 256 + 3;
   if constexpr (std::is_same_v<T, std::uint8_t>) {
     // (Unsigned bytes only: the warp kernel's slot is the byte's value, where
     // signed bytes' direct map puts x at x + 128.)
@@ -980,7 +981,7 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
       w.long_capacity = a.workspace_bytes / 8 - kLongListHead;
     }
     const std::uint64_t most = warp_segment_most(w.kind == Kind::offsets, w.long_list != nullptr);
-    if (most > 0 && map_kind == MapKind::direct && slots == 256 + 3 && typical <= most &&
+    if (most > 0 && w.injective && typical <= most &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
       if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
@@ -998,7 +999,6 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   }
   if (w.items == 0) return;
   if constexpr (sizeof(T) == 1) {
-    w.injective = map_kind == MapKind::direct && slots == 256 + 3;
     if (byte_columns_wanted() && ByteColumns<T, Map>::counter_bytes(w) + map.table_bytes() <= max_shared_bytes()) {
       // Segments of whole vectors: a 4 KiB segment read alone left one 16-byte
       // load a thread in flight while its block waited.
