@@ -829,7 +829,6 @@ template <class T, class Map>
 void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
   using Counters = ByteColumns<T, Map>;
   auto kernel = long_segments_kernel<T, Map, Counters>;
-  w.injective = true;
   allow_large_shared(kernel);
   const std::size_t smem = Counters::counter_bytes(w) + map.table_bytes();
   const int resident = std::max(resident_blocks_with(kernel, kThreads, smem), 1);
