@@ -211,10 +211,24 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::fill(odd.begin() + 30000, odd.begin() + 31000, std::uint8_t{0});
   std::vector<std::uint64_t> tiny = {0};
   while (tiny.back() < odd.size()) tiny.push_back(std::min<std::uint64_t>(odd.size(), tiny.back() + rng() % 41));
+  // Long segments among many short ones (2.6 KiB on average, so a warp a
+  // segment by default): the ones over 64 KiB go back to the whole grid, one
+  // of exactly 64 KiB stays with its warp, one is constant.
+  std::vector<std::uint8_t> mixed = noise<std::uint8_t>(std::size_t{5} << 20, 8, 0, 256);
+  std::vector<std::uint64_t> long_short = {0};
+  for (std::uint64_t length : {65537u, 65536u, 300000u, 2000000u, 65600u}) {
+    for (int k = 0; k < 300; ++k) long_short.push_back(long_short.back() + rng() % 2049);
+    if (length == 300000u) std::fill(mixed.begin() + long_short.back(), mixed.begin() + long_short.back() + length, 3);
+    long_short.push_back(long_short.back() + length);
+  }
+  while (long_short.back() < mixed.size())
+    long_short.push_back(std::min<std::uint64_t>(mixed.size(), long_short.back() + rng() % 2049));
   for (const ByteLayout& layout : kByteLayouts) {
     const ScopedByteLayout knobs(layout);
     const std::string how = std::string(", ") + layout.name;
     const Binning u8 = Binning::per_value(SampleType::u8);
+    check_segments(Request::segments_by_offsets(SampleType::u8, u8, long_short.size() - 1), mixed, long_short,
+                   "u8 long among short" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, offsets.size() - 1), bytes, offsets, "u8 mixed" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, wide.size() - 1), bytes, wide, "u8 wide" + how);
     check_segments(Request::segments_by_offsets(SampleType::u8, u8, tiny.size() - 1), odd, tiny, "u8 tiny" + how);
