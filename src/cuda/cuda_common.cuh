@@ -87,6 +87,13 @@ template <class Kernel>
 void allow_dynamic_shared(Kernel kernel, std::size_t bytes) {
   allow_dynamic_shared_of(reinterpret_cast<const void*>(kernel), bytes);
 }
+// The static shared memory `kernel` declares (the same on every device):
+// asked once per kernel, a lookup afterwards.
+std::size_t static_shared_bytes_of(const void* kernel);
+template <class Kernel>
+std::size_t static_shared_bytes(Kernel kernel) {
+  return static_shared_bytes_of(reinterpret_cast<const void*>(kernel));
+}
 // Asks for the largest shared-memory carveout for `kernel` on the current
 // device (more resident blocks for kernels with static shared memory); once
 // per device and kernel.

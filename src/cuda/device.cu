@@ -23,6 +23,7 @@ struct DeviceCaches {
   std::map<std::tuple<int, const void*, int, std::size_t>, int> resident;
   std::map<std::pair<int, const void*>, std::size_t> dynamic_shared;
   std::map<std::pair<int, const void*>, bool> carveout;
+  std::map<const void*, std::size_t> static_shared;
 };
 
 DeviceCaches& caches() {
@@ -156,6 +157,16 @@ void allow_dynamic_shared_of(const void* kernel, std::size_t bytes) {
   allowed = bytes;
   // Occupancy answers for this kernel were computed under the old limit only
   // where it mattered; they are keyed by the dynamic size, so they stay right.
+}
+
+std::size_t static_shared_bytes_of(const void* kernel) {
+  DeviceCaches& c = caches();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const auto known = c.static_shared.find(kernel);
+  if (known != c.static_shared.end()) return known->second;
+  cudaFuncAttributes attributes{};
+  LEVELHIST_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  return c.static_shared[kernel] = attributes.sharedSizeBytes;
 }
 
 void prefer_max_shared_of(const void* kernel) {

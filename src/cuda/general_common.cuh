@@ -47,13 +47,9 @@ inline std::size_t max_shared_bytes() {
 // after the first call on a device.
 template <class Kernel>
 void allow_large_shared(Kernel kernel) {
-  // The static part is a property of the kernel, the same on every device: checked once.
-  static const bool fits = [kernel] {
-    cudaFuncAttributes attributes{};
-    LEVELHIST_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    return attributes.sharedSizeBytes <= kStaticSharedReserve;
-  }();
-  if (!fits) throw Error(ErrorKind::internal, "a kernel declares more static shared memory than levelhist reserves for it");
+  // Asked of each kernel (not once per kernel type: kernels of one signature share a type).
+  if (static_shared_bytes(kernel) > kStaticSharedReserve)
+    throw Error(ErrorKind::internal, "a kernel declares more static shared memory than levelhist reserves for it");
   allow_dynamic_shared(kernel, max_shared_bytes());
 }
 

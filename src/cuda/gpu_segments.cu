@@ -768,13 +768,23 @@ std::uint64_t warp_segment_most(bool by_offsets, bool long_list) {
 // grid-th chunk, adding its counts to the segment's counters (cleared by the
 // warp kernel) when it leaves the segment. The last block to finish clears
 // the list, so the workspace is zero again on return.
+// Its dynamic shared memory: the counters and the map's table, then the tile
+// (kLongTileBytes: the tile's segment numbers and first chunks), which would
+// not fit in the static reserve.
+constexpr std::size_t kLongTileBytes = 2 * kThreads * sizeof(std::uint64_t);
+template <class Counters, class Map>
+std::size_t long_segments_shared_bytes(const Work& w, const Map& map) {
+  return round_up(Counters::counter_bytes(w) + map.table_bytes(), 16) + kLongTileBytes;
+}
+
 template <class T, class Map, class Counters>
-__global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map) {
-  using BlockScan = cub::BlockScan<std::uint64_t, kThreads>;
+__global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map, std::size_t tile_at) {
+  using BlockScan = cub::BlockScan<std::uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;  // a small TempStorage
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ typename BlockScan::TempStorage scan;
-  __shared__ std::uint64_t listed[kThreads], first_chunk[kThreads];
   __shared__ bool last;
+  auto* listed = reinterpret_cast<std::uint64_t*>(smem + tile_at);
+  std::uint64_t* first_chunk = listed + kThreads;
   Counters c;
   c.init(smem, w, map);
   const std::uint64_t entries = min(w.long_list[0], w.long_capacity);
@@ -830,9 +840,9 @@ void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
   using Counters = ByteColumns<T, Map>;
   auto kernel = long_segments_kernel<T, Map, Counters>;
   allow_large_shared(kernel);
-  const std::size_t smem = Counters::counter_bytes(w) + map.table_bytes();
+  const std::size_t smem = long_segments_shared_bytes<Counters>(w, map);
   const int resident = std::max(resident_blocks_with(kernel, kThreads, smem), 1);
-  kernel<<<static_cast<unsigned>(resident), kThreads, smem, stream>>>(w, map);
+  kernel<<<static_cast<unsigned>(resident), kThreads, smem, stream>>>(w, map, smem - kLongTileBytes);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
