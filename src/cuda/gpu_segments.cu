@@ -602,20 +602,22 @@ __global__ void clear_unowned(Work w) {
 // the variants measured: docs/PERFORMANCE-shapes.md (a warp a segment).
 constexpr std::uint32_t kWarpColumnWords = 256 / 4 * 32;  // 8 KiB a warp
 constexpr std::uint64_t kWarpFoldTrips = 15;
-// Bytes an equal segment. Measured on an H200 against the block's path: equal
-// 4 KiB segments 1.05-1.08x, 16 KiB 0.65-0.66x (this kernel stays near 1.8
-// TB/s from 4 to 64 KiB, where the block's path rises from 1.6 to 3.4).
-// Segments by offsets (1.96x on lengths of 0-8 KiB) are not taken by
-// default: the host knows only their average length, and one long segment
-// among many short ones would be counted by one warp alone: measured 4.1-4.4
-// GB/s with half of 64 MiB in one segment, where the blocks' path counts 285
-// (docs/PERFORMANCE-shapes.md, a warp a segment).
+// Bytes a segment, equal or by offsets on average. Measured on an H200
+// against the block's path (with the permuted increment of bump_vector):
+// equal 4 KiB segments 1.20x, offsets of 0-8 KiB 2.2x; 16 KiB 0.65-0.66x
+// before that increment (this kernel stays near 1.8 TB/s from 4 to 64 KiB,
+// where the block's path rises from 1.6 to 3.4). By offsets, the host knows
+// only the average length, so a segment longer than kWarpSegmentMost among
+// short ones is listed in the workspace and counted by the whole grid
+// (long_segments_kernel): one warp alone counted 4.1-4.4 GB/s with half of
+// 64 MiB in one segment; listed, 3.4x the block's path (docs/PERFORMANCE-shapes.md,
+// a warp a segment). Without a workspace, offsets keep the block's path.
 constexpr std::uint64_t kWarpSegmentAuto = 4 * 1024;
-// With LEVELHIST_SEGMENT_WARPS=1 (tests, studies), equal or by offsets (on
-// average): up to here.
+// The longest segment a warp counts alone where the list takes longer ones;
+// with LEVELHIST_SEGMENT_WARPS=1 (tests, studies), the longest average length
+// given to the warps.
 constexpr std::uint64_t kWarpSegmentMost = 64 * 1024;
 
-template <bool kPermute>
 struct WarpColumns {
   unsigned* words;  // this warp's kWarpColumnWords
   unsigned lane;
@@ -626,24 +628,21 @@ struct WarpColumns {
   // (the compiler cannot tell two bytes apart), measured 0.73-0.85x of this
   // (with the loads below issued one by one, so not this alone).
   __device__ __forceinline__ void bump(unsigned v) { atomicAdd(words + ((v >> 2) << 5) + lane, 1u << ((v & 3) << 3)); }
+  // Sixteen bytes at once in fewer ALU instructions than sixteen bump()s
+  // (the ALU pipe holds this kernel: 81% busy): the masks are taken once a
+  // word, a byte's row (v & ~3) is one PRMT, its word's address one IMAD (on
+  // the FMA pipe), its increment one funnel shift, which takes the amount
+  // modulo 32. Measured on an H200 over sixteen bump()s: 4 KiB segments 1.11x,
+  // offsets of 0-8 KiB 1.14x (docs/BENCHMARKS.md).
   __device__ __forceinline__ void bump_vector(const uint4& q) {
     const unsigned x[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      if constexpr (kPermute) {
-        // A study (LEVELHIST_SEGMENT_WARP_PERMUTE=1): the ALU pipe holds
-        // this kernel, so the masks are taken once a word; a byte's row
-        // (v & ~3) is one PRMT, its word's address one IMAD (FMA pipe), its
-        // increment one funnel shift, which takes the amount modulo 32.
-        const unsigned rows = x[k] & 0xfcfcfcfcu;
-        const unsigned shifts = (x[k] & 0x03030303u) << 3;  // 8 (v & 3) in each byte
+      const unsigned rows = x[k] & 0xfcfcfcfcu;
+      const unsigned shifts = (x[k] & 0x03030303u) << 3;  // 8 (v & 3) in each byte
 #pragma unroll
-        for (int b = 0; b < 4; ++b)
-          atomicAdd(words + __byte_perm(rows, 0, 0x4440u | b) * 8 + lane, __funnelshift_l(0u, 1u, shifts >> (8 * b)));
-      } else {
-#pragma unroll
-        for (int b = 0; b < 4; ++b) bump((x[k] >> (8 * b)) & 0xffu);
-      }
+      for (int b = 0; b < 4; ++b)
+        atomicAdd(words + __byte_perm(rows, 0, 0x4440u | b) * 8 + lane, __funnelshift_l(0u, 1u, shifts >> (8 * b)));
     }
   }
   // Adds the bytes of values 8 * lane .. 8 * lane + 7 to total and clears
@@ -693,11 +692,10 @@ struct WarpColumns {
   }
 };
 
-template <bool kPermute>
 __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
-  WarpColumns<kPermute> c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
+  WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
@@ -847,8 +845,7 @@ void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
 }
 
 void launch_warp_segments(const Work& w, cudaStream_t stream) {
-  auto kernel = ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARP_PERMUTE", 0, 0, 1) != 0 ? warp_segments_kernel<true>
-                                                                                             : warp_segments_kernel<false>;
+  auto kernel = warp_segments_kernel;
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
@@ -978,10 +975,11 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   if constexpr (std::is_same_v<T, std::uint8_t>) {
     // (Unsigned bytes only: the warp kernel's slot is the byte's value, where
     // signed bytes' direct map puts x at x + 128.)
-    // A warp a segment: 256 bins of one byte value each, short equal segments
-    // (or offsets, under the study knob): a warp counts a whole segment
-    // alone, so long ones would leave the GPU idle. Every slot of every
-    // segment is written, so nothing is cleared first.
+    // A warp a segment: 256 bins of one byte value each, short segments
+    // (equal, or by offsets on average where a workspace holds the list of
+    // the long ones): a warp counts a whole segment alone, so long ones
+    // would leave the GPU idle. Every slot of every segment is written (a
+    // listed one's cleared), so nothing is cleared first.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
     // Segments by offsets: the long ones go back to the grid through a list
     // in the workspace, when the plan gave one.
@@ -1047,7 +1045,7 @@ const Strategy gpu_segments{"gpu_segments",
                             "a batch of histograms (segments, offsets, tiles) in one launch: 16 KiB work items, a "
                             "contiguous range of them per block of a persistent grid; 8-bit samples in 32 lane "
                             "columns, others in a shared histogram per warp; owned segments stored without atomics; "
-                            "equal byte segments of <= 4 KiB into 256 bins a warp a segment, in 8-bit columns",
+                            "byte segments of <= 4 KiB (equal, or by offsets on average, the long ones back to the grid) into 256 bins a warp a segment, in 8-bit columns",
                             "levelhist, with CUB's segment offsets (docs/PERFORMANCE-shapes.md)",
                             cuda_detail::segments::supports,
                             cuda_detail::segments::workspace_bytes,
