@@ -982,18 +982,21 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
     // listed one's cleared), so nothing is cleared first.
     const std::uint64_t typical = w.kind == Kind::offsets ? w.n / std::max<std::uint64_t>(w.segments, 1) : w.length;
     // Segments by offsets: the long ones go back to the grid through a list
-    // in the workspace, when the plan gave one.
-    if (w.kind == Kind::offsets && a.workspace != nullptr && a.workspace_bytes >= 8 * (kLongListHead + 1)) {
-      w.long_list = static_cast<std::uint64_t*>(a.workspace);
-      w.long_capacity = a.workspace_bytes / 8 - kLongListHead;
-    }
+    // in the workspace, when the plan gave one (one bin a byte value is the
+    // direct map: the other maps' long-segment kernels are not built).
+    if constexpr (std::is_same_v<Map, DirectSlotMap<T>>)
+      if (w.kind == Kind::offsets && a.workspace != nullptr && a.workspace_bytes >= 8 * (kLongListHead + 1)) {
+        w.long_list = static_cast<std::uint64_t*>(a.workspace);
+        w.long_capacity = a.workspace_bytes / 8 - kLongListHead;
+      }
     const std::uint64_t most = warp_segment_most(w.kind == Kind::offsets, w.long_list != nullptr);
     if (most > 0 && w.injective && typical <= most &&
         (w.kind == Kind::equal_owned || w.kind == Kind::equal_split || w.kind == Kind::offsets)) {
       if (w.segments == 0) return;
       if (w.kind != Kind::offsets) w.kind = Kind::equal_owned;
       launch_warp_segments(w, stream);
-      if (w.long_list != nullptr) launch_long_segments<T>(w, map, stream);
+      if constexpr (std::is_same_v<Map, DirectSlotMap<T>>)
+        if (w.long_list != nullptr) launch_long_segments<T>(w, map, stream);
       return;
     }
   }
