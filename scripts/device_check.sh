@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|test|examples|bench|clahe|python|dask|compare|knobs|study|grid|ncu]...
+#   scripts/device_check.sh [build|unpack|test|examples|bench|clahe|python|dask|compare|knobs|study|grid|ncu]...
 #   (default: build test examples bench)
+#   unpack: instead of build, the programs scripts/device_pack.sh built on another
+#   machine (carry .devcarry), into build-device/ (tree.txt names their commit).
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
 # compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py; clahe.log).
@@ -76,6 +78,13 @@ if want build; then
   build_tree . build-device new || exit 1
   grep -E "Compiling entry function|registers|spill" /tmp/new-build.log >"$out/ptxas.txt" || true
   if [ -n "${old_pid:-}" ]; then wait "$old_pid" || { echo "the old tree did not build"; exit 1; }; fi
+fi
+
+if want unpack; then
+  mkdir -p build-device
+  tar -C build-device -xJf .devcarry/programs.tar.xz || { echo "unpack: no .devcarry/programs.tar.xz (run scripts/device_pack.sh, carry .devcarry)"; exit 1; }
+  export LD_LIBRARY_PATH="$PWD/build-device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  tee -a "$out/device.txt" <.devcarry/tree.txt
 fi
 
 if want test; then
