@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the GPU programs here for the device machines (sm_90: H100, H200) and
+# Builds the GPU programs here for the device machines (sm_90: H100, H200;
+# SASS only, no PTX, which would double their size) and
 # packs them for the `device` tool's carry, so that a call there starts with
 # the tests and benchmarks instead of a 4-minute build (about a seventh of a
 # session's device time each time a machine starts).
@@ -21,7 +22,7 @@ build=${PACK_BUILD_DIR:-build-sm90}
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(levelhist_tests levelhist_bench)
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 stage=$(mktemp -d)
