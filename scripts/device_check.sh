@@ -88,7 +88,8 @@ if want unpack; then
 fi
 
 if want test; then
-  (cd build-device && ./tests/levelhist_tests --gtest_filter="${GTEST_FILTER:-*}" --gtest_brief=1) >"$out/tests.log" 2>&1
+  # Every test's line with its time stays in tests.log (where a cut run stopped, and what is slow).
+  (cd build-device && ./tests/levelhist_tests --gtest_filter="${GTEST_FILTER:-*}") >"$out/tests.log" 2>&1
   rc=$?
   grep -E "FAILED|SKIPPED|PASSED|tests ran" "$out/tests.log" | tail -40
   [ $rc -ne 0 ] && status=1
