@@ -119,8 +119,8 @@ void check_segments(const Request& r, const std::vector<T>& x, const std::vector
 // 8-bit samples are counted by blocks in lane columns (ByteColumns) or in one
 // copy per warp with LEVELHIST_SEGMENT_BYTE_COLUMNS=0 (WarpCopies), and short
 // segments of 256 one-value bins a warp a segment (LEVELHIST_SEGMENT_WARPS=1
-// takes that path for segments up to 64 KiB, =0 never, unset for equal
-// segments up to 4 KiB):
+// takes that path for segments up to 64 KiB, =0 never, unset up to 4 KiB,
+// by offsets on average with the longer ones listed for the grid):
 // the batch tests run all three and the default choice.
 struct ByteLayout {
   const char* name;
@@ -211,7 +211,7 @@ TEST(GpuShapes, SegmentsByOffsets) {
   std::fill(odd.begin() + 30000, odd.begin() + 31000, std::uint8_t{0});
   std::vector<std::uint64_t> tiny = {0};
   while (tiny.back() < odd.size()) tiny.push_back(std::min<std::uint64_t>(odd.size(), tiny.back() + rng() % 41));
-  // Long segments among many short ones (2.6 KiB on average, so a warp a
+  // Long segments among many short ones (about 2 KiB on average, so a warp a
   // segment by default): the ones over 64 KiB go back to the whole grid, one
   // of exactly 64 KiB stays with its warp, one is constant.
   std::vector<std::uint8_t> mixed = noise<std::uint8_t>(std::size_t{5} << 20, 8, 0, 256);

@@ -780,7 +780,6 @@ __global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map
   using BlockScan = cub::BlockScan<std::uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;  // a small TempStorage
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ typename BlockScan::TempStorage scan;
-  __shared__ bool last;
   auto* listed = reinterpret_cast<std::uint64_t*>(smem + tile_at);
   std::uint64_t* first_chunk = listed + kThreads;
   Counters c;
@@ -821,15 +820,12 @@ __global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map
     __syncthreads();  // the tile is read before the next one is written
   }
   if (current != kNone) c.flush(w, w.out + current * w.slots, false);
-  __threadfence();
-  if (threadIdx.x == 0) last = atomicAdd(reinterpret_cast<unsigned long long*>(w.long_list + 1), 1ull) == gridDim.x - 1;
-  __syncthreads();
-  if (last) {
-    for (std::uint64_t i = threadIdx.x; i < entries; i += kThreads) w.long_list[kLongListHead + i] = 0;
-    if (threadIdx.x == 0) {
-      w.long_list[0] = 0;
-      w.long_list[1] = 0;
-    }
+  // The ticket is the low half of word [1] (little-endian), cleared with it.
+  if (!last_block_to_finish(reinterpret_cast<unsigned*>(w.long_list + 1))) return;
+  for (std::uint64_t i = threadIdx.x; i < entries; i += kThreads) w.long_list[kLongListHead + i] = 0;
+  if (threadIdx.x == 0) {
+    w.long_list[0] = 0;
+    w.long_list[1] = 0;
   }
 }
 
