@@ -633,7 +633,9 @@ struct WarpColumns {
   // word, a byte's row (v & ~3) is one PRMT, its word's address one IMAD (on
   // the FMA pipe), its increment one funnel shift, which takes the amount
   // modulo 32. Measured on an H200 over sixteen bump()s: 4 KiB segments 1.11x,
-  // offsets of 0-8 KiB 1.14x (docs/BENCHMARKS.md).
+  // offsets of 0-8 KiB 1.14x (docs/BENCHMARKS.md). Moving the shift amounts
+  // and the top byte's row to the FMA pipe as high products (IMAD.HI by
+  // multipliers from the host) measured 0.97-0.99x: not kept.
   __device__ __forceinline__ void bump_vector(const uint4& q) {
     const unsigned x[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -660,8 +662,10 @@ struct WarpColumns {
         const unsigned k = (lane + j) & 7;
         const uint4 q = row[k];
         even += (q.x & 0x00ff00ffu) + (q.y & 0x00ff00ffu) + (q.z & 0x00ff00ffu) + (q.w & 0x00ff00ffu);
-        odd += ((q.x >> 8) & 0x00ff00ffu) + ((q.y >> 8) & 0x00ff00ffu) + ((q.z >> 8) & 0x00ff00ffu) +
-               ((q.w >> 8) & 0x00ff00ffu);
+        // Bytes 1 and 3 by one PRMT each, where a shift and a mask took two:
+        // 4 KiB segments 1.06-1.08x, offsets 1.05x (H200, docs/BENCHMARKS.md).
+        odd += __byte_perm(q.x, 0, 0x4341u) + __byte_perm(q.y, 0, 0x4341u) + __byte_perm(q.z, 0, 0x4341u) +
+               __byte_perm(q.w, 0, 0x4341u);
         row[k] = make_uint4(0, 0, 0, 0);
       }
       total[4 * r + 0] += even & 0xffffu;
@@ -782,9 +786,12 @@ __global__ void __launch_bounds__(kThreads) long_segments_kernel(Work w, Map map
   __shared__ typename BlockScan::TempStorage scan;
   auto* listed = reinterpret_cast<std::uint64_t*>(smem + tile_at);
   std::uint64_t* first_chunk = listed + kThreads;
+  const std::uint64_t entries = min(w.long_list[0], w.long_capacity);
+  // The host launches this after every warp-path call on offsets, blind: most
+  // list nothing, and then no counters are cleared and no ticket taken.
+  if (entries == 0) return;
   Counters c;
   c.init(smem, w, map);
-  const std::uint64_t entries = min(w.long_list[0], w.long_capacity);
   constexpr std::uint64_t kNone = ~std::uint64_t{0};
   std::uint64_t current = kNone;  // the segment whose counts the columns hold
   for (std::uint64_t t = 0; t < entries; t += kThreads) {
