@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the GPU programs here for the device machines (sm_90: H100, H200;
-# their SASS only: with the PTX too, the pack of the two default programs was
-# 56 MB against 32) and packs them for the `device` tool's carry, so that a call there starts with
+# their SASS only: with the PTX too, the pack of the tests and the benchmark
+# was 56 MB against 32; the CLI adds 13, 45 MB in all) and packs them for the `device` tool's carry, so that a call there starts with
 # the tests and benchmarks instead of a 4-minute build (about a seventh of a
 # session's device time each time a machine starts).
 #
-#   scripts/device_pack.sh [TARGET...]   (default: levelhist_tests levelhist_bench)
+#   scripts/device_pack.sh [TARGET...]   (default: levelhist_tests levelhist_bench levelhist_cli;
+#   the CLI for the tests that run it, CliDevices among the GPU ones)
 #
 # Writes .devcarry/programs.tar.xz (the programs, stripped, at their places in
 # a build tree, and the shared libraries they need that the device machine
@@ -20,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${PACK_BUILD_DIR:-build-sm90}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(levelhist_tests levelhist_bench)
+[ ${#targets[@]} -eq 0 ] && targets=(levelhist_tests levelhist_bench levelhist_cli)
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
