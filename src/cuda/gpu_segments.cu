@@ -696,17 +696,35 @@ struct WarpColumns {
   }
 };
 
-__global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
+// kEarly (study knob LEVELHIST_SEGMENT_WARP_EARLY, bits): no load waits
+// behind another where it need not. Bit 0: the bytes before the first vector
+// and after the last are loaded with the first vectors and counted at the
+// end, and a lane's last (at most three) vectors of a fold's stretch are
+// loaded together, where each waited for the one before it to be counted.
+// Bit 1: the next segment's offsets are loaded while this one is counted.
+// Equal segments of a multiple of 2 KiB at a 16-byte boundary have none of
+// these.
+template <int kEarly>
+__global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
   WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
+  std::uint64_t next_begin = 0, next_end = 0;  // kEarly: the bounds of this warp's next segment by offsets
+  if ((kEarly & 2) && w.kind == Kind::offsets && std::uint64_t{blockIdx.x} * kWarps + warp < w.segments)
+    offset_bounds(w, std::uint64_t{blockIdx.x} * kWarps + warp, next_begin, next_end);
   for (std::uint64_t s = std::uint64_t{blockIdx.x} * kWarps + warp; s < w.segments; s += warps) {
     std::uint64_t begin, end;
     if (w.kind == Kind::offsets) {
-      offset_bounds(w, s, begin, end);
+      if constexpr ((kEarly & 2) != 0) {
+        begin = next_begin;
+        end = next_end;
+        if (s + warps < w.segments) offset_bounds(w, s + warps, next_begin, next_end);
+      } else {
+        offset_bounds(w, s, begin, end);
+      }
     } else {
       begin = s * w.length;
       end = min(w.n, begin + w.length);
@@ -731,8 +749,16 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
     const std::uint64_t head = min((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15, count);
     const std::uint64_t vectors = (count - head) / 16, tail = head + vectors * 16;
     unsigned total[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (c.lane < head) c.bump(p[c.lane]);            // at most 15 bytes before the first vector
-    if (tail + c.lane < count) c.bump(p[tail + c.lane]);  // and after the last
+    // At most 15 bytes before the first vector and 15 after the last.
+    const bool has_head = c.lane < head, has_tail = tail + c.lane < count;
+    unsigned head_byte = 0, tail_byte = 0;
+    if constexpr ((kEarly & 1) != 0) {
+      if (has_head) head_byte = p[c.lane];
+      if (has_tail) tail_byte = p[tail + c.lane];
+    } else {
+      if (has_head) c.bump(p[c.lane]);
+      if (has_tail) c.bump(p[tail + c.lane]);
+    }
     const uint4* body = reinterpret_cast<const uint4*>(p + head);
     for (std::uint64_t v0 = 0; v0 < vectors; v0 += 32 * kWarpFoldTrips) {
       const std::uint64_t stop = min(vectors, v0 + 32 * kWarpFoldTrips);
@@ -742,8 +768,23 @@ __global__ void __launch_bounds__(kThreads) warp_segments_kernel(Work w) {
       std::uint64_t j = for_each_vector_early<4>(
           v0 + c.lane, 32, stop, [&](std::uint64_t k) { return __ldcs(body + k); },
           [&](const uint4& q, std::uint64_t) { c.bump_vector(q); });
-      for (; j < stop; j += 32) c.bump_vector(__ldcs(body + j));
+      if constexpr ((kEarly & 1) != 0) {
+        uint4 rest[3];  // fewer than four left a lane: loaded together, then counted
+#pragma unroll
+        for (int u = 0; u < 3; ++u)
+          if (j + 32 * u < stop) rest[u] = __ldcs(body + j + 32 * u);
+#pragma unroll
+        for (int u = 0; u < 3; ++u)
+          if (j + 32 * u < stop) c.bump_vector(rest[u]);
+      } else {
+        for (; j < stop; j += 32) c.bump_vector(__ldcs(body + j));
+      }
       if (stop < vectors) c.fold(total);
+    }
+    if constexpr ((kEarly & 1) != 0) {
+      // Counted since the last fold: at most 15 trips and these two bytes a lane, as without kEarly.
+      if (has_head) c.bump(head_byte);
+      if (has_tail) c.bump(tail_byte);
     }
     c.fold(total);
     std::uint64_t* out = w.out + s * w.slots;
@@ -848,7 +889,9 @@ void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
 }
 
 void launch_warp_segments(const Work& w, cudaStream_t stream) {
-  auto kernel = warp_segments_kernel;
+  void (*const kernels[])(Work) = {warp_segments_kernel<0>, warp_segments_kernel<1>, warp_segments_kernel<2>,
+                                   warp_segments_kernel<3>};
+  auto kernel = kernels[::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARP_EARLY", 0, 0, 3)];
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
