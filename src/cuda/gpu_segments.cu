@@ -696,15 +696,17 @@ struct WarpColumns {
   }
 };
 
-// kEarly (study knob LEVELHIST_SEGMENT_WARP_EARLY, bits): no load waits
-// behind another where it need not. Bit 0: the bytes before the first vector
-// and after the last are loaded with the first vectors and counted at the
-// end, and a lane's last (at most three) vectors of a fold's stretch are
-// loaded together, where each waited for the one before it to be counted.
-// Bit 1: the next segment's offsets are loaded while this one is counted.
-// Equal segments of a multiple of 2 KiB at a 16-byte boundary have none of
-// these.
-template <int kEarly>
+// kRagged: for segments with unaligned edges or a lane's last vectors of a
+// fold's stretch short of a trip of four (offsets, most lengths; see
+// warp_segments_ragged), no load waits behind another's counting: the edge
+// bytes are loaded with the first vectors and counted at the end, and the last
+// (at most three) vectors a lane are loaded together, where each waited for
+// the one before it. Measured on an H200: offsets of 0-8 KiB 1.05-1.06x, the
+// level case 1.04-1.05x; on equal aligned 4 KiB segments, which have neither,
+// 0.97-0.98x (its registers, 80 a thread at three blocks an SM, cost the main
+// loop), hence two kernels. Loading the next segment's offsets while this
+// one is counted measured 0.98x on offsets (and spilled): not taken.
+template <bool kRagged>
 __global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
@@ -712,19 +714,10 @@ __global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
   for (unsigned i = c.lane; i < kWarpColumnWords / 4; i += 32) reinterpret_cast<uint4*>(c.words)[i] = make_uint4(0, 0, 0, 0);
   __syncwarp();
   const std::uint64_t warps = std::uint64_t{gridDim.x} * kWarps;
-  std::uint64_t next_begin = 0, next_end = 0;  // kEarly: the bounds of this warp's next segment by offsets
-  if ((kEarly & 2) && w.kind == Kind::offsets && std::uint64_t{blockIdx.x} * kWarps + warp < w.segments)
-    offset_bounds(w, std::uint64_t{blockIdx.x} * kWarps + warp, next_begin, next_end);
   for (std::uint64_t s = std::uint64_t{blockIdx.x} * kWarps + warp; s < w.segments; s += warps) {
     std::uint64_t begin, end;
     if (w.kind == Kind::offsets) {
-      if constexpr ((kEarly & 2) != 0) {
-        begin = next_begin;
-        end = next_end;
-        if (s + warps < w.segments) offset_bounds(w, s + warps, next_begin, next_end);
-      } else {
-        offset_bounds(w, s, begin, end);
-      }
+      offset_bounds(w, s, begin, end);
     } else {
       begin = s * w.length;
       end = min(w.n, begin + w.length);
@@ -752,7 +745,7 @@ __global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
     // At most 15 bytes before the first vector and 15 after the last.
     const bool has_head = c.lane < head, has_tail = tail + c.lane < count;
     unsigned head_byte = 0, tail_byte = 0;
-    if constexpr ((kEarly & 1) != 0) {
+    if constexpr (kRagged) {
       if (has_head) head_byte = p[c.lane];
       if (has_tail) tail_byte = p[tail + c.lane];
     } else {
@@ -768,7 +761,7 @@ __global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
       std::uint64_t j = for_each_vector_early<4>(
           v0 + c.lane, 32, stop, [&](std::uint64_t k) { return __ldcs(body + k); },
           [&](const uint4& q, std::uint64_t) { c.bump_vector(q); });
-      if constexpr ((kEarly & 1) != 0) {
+      if constexpr (kRagged) {
         uint4 rest[3];  // fewer than four left a lane: loaded together, then counted
 #pragma unroll
         for (int u = 0; u < 3; ++u)
@@ -781,8 +774,8 @@ __global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
       }
       if (stop < vectors) c.fold(total);
     }
-    if constexpr ((kEarly & 1) != 0) {
-      // Counted since the last fold: at most 15 trips and these two bytes a lane, as without kEarly.
+    if constexpr (kRagged) {
+      // Counted since the last fold: at most 15 trips and these two bytes a lane, as in the other kernel.
       if (has_head) c.bump(head_byte);
       if (has_tail) c.bump(tail_byte);
     }
@@ -888,10 +881,17 @@ void launch_long_segments(Work w, const Map& map, cudaStream_t stream) {
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
+// Whether some warp meets an unaligned edge or a lane's short last trip:
+// all but equal segments of 2, 4 or 6 KiB at 16-byte boundaries (their
+// 128, 256 or 384 vectors are whole trips of four a lane; from 8 KiB up a
+// fold's stretch of 15 vectors a lane leaves three).
+bool warp_segments_ragged(const Work& w) {
+  if (w.kind == Kind::offsets) return true;
+  return reinterpret_cast<std::uintptr_t>(w.samples) % 16 != 0 || w.length % 2048 != 0 || w.length > 6144;
+}
+
 void launch_warp_segments(const Work& w, cudaStream_t stream) {
-  void (*const kernels[])(Work) = {warp_segments_kernel<0>, warp_segments_kernel<1>, warp_segments_kernel<2>,
-                                   warp_segments_kernel<3>};
-  auto kernel = kernels[::levelhist::detail::env_knob("LEVELHIST_SEGMENT_WARP_EARLY", 0, 0, 3)];
+  auto kernel = warp_segments_ragged(w) ? warp_segments_kernel<true> : warp_segments_kernel<false>;
   const std::size_t smem = std::size_t{kWarps} * kWarpColumnWords * 4;
   allow_large_shared(kernel);
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(resident_blocks_with(kernel, kThreads, smem), 1));
