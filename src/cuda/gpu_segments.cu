@@ -706,8 +706,11 @@ struct WarpColumns {
 // 0.97-0.98x (its registers, 80 a thread at three blocks an SM, cost the main
 // loop), hence two kernels. Loading the next segment's offsets while this
 // one is counted measured 0.98x on offsets (and spilled): not taken.
+// Registers: the ragged form is held to three blocks an SM (80 a thread);
+// the plain one is left to ptxas (minimum 0: 79 registers; a minimum of 1
+// made it take 115, two blocks an SM, and of 3 80, 0.97x at 4 KiB).
 template <bool kRagged>
-__global__ void __launch_bounds__(kThreads, 3) warp_segments_kernel(Work w) {
+__global__ void __launch_bounds__(kThreads, kRagged ? 3 : 0) warp_segments_kernel(Work w) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
   WarpColumns c{reinterpret_cast<unsigned*>(smem) + warp * kWarpColumnWords, threadIdx.x % 32};
