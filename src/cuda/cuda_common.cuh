@@ -151,6 +151,31 @@ __device__ __forceinline__ bool last_block_to_finish(unsigned* ticket) {
   return true;
 }
 
+// The last block's fold: each 32-bit per-call count is taken from `accum`
+// (leaving it zero) and added to its 64-bit slot. kBatch slots a thread at a
+// time, their exchanges and loads all issued before any store, so the fold
+// waits about one round trip to L2 per kBatch x blockDim slots, not one per
+// blockDim (4099 slots: 9 round trips at 512 threads and kBatch 1, 2 at 8).
+template <int kBatch>
+__device__ __forceinline__ void fold_into_slots(unsigned* accum, std::uint64_t* slots, std::uint32_t count,
+                                                bool accumulate) {
+  for (std::uint32_t base = threadIdx.x; base < count; base += kBatch * blockDim.x) {
+    unsigned c[kBatch];
+    std::uint64_t old[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const std::uint32_t s = base + k * blockDim.x;
+      c[k] = s < count ? atomicExch(accum + s, 0u) : 0u;
+      old[k] = s < count && accumulate ? slots[s] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const std::uint32_t s = base + k * blockDim.x;
+      if (s < count) slots[s] = old[k] + c[k];
+    }
+  }
+}
+
 // Calls f.template operator()<T, Aligned>() for the sample type of `a` and
 // whether its samples pointer is aligned to the type's size: the one place
 // the generic kernels turn run-time type and alignment into template arguments.

@@ -17,10 +17,18 @@
 //             is read from DRAM once and from L2 P times (u16 per value:
 //             1763-2523 GB/s).
 //
-// Every block adds its counts into 32-bit per-call accumulators in the
-// workspace (n <= 2^31 per call); the last block to finish (a ticket) folds
-// them into the caller's 64-bit slots and leaves the workspace zeroed: one
-// launch per call (a cell table for explicit edges is prepared once per plan).
+// Two ways to end a call, one launch either way (a cell table for explicit
+// edges is prepared once per plan):
+//   fold    every block adds its counts into 32-bit per-call accumulators in
+//           the workspace (n <= 2^31 per call); the last block to finish (a
+//           ticket) folds them into the caller's 64-bit slots and leaves the
+//           workspace zeroed.
+//   direct  block 0 clears the slots as it starts and raises a flag; every
+//           block adds its counts straight into the slots once it has seen
+//           the flag (gpu_lane_columns' direct path). No last block: its
+//           serial round trips to L2 are what a 16 MiB call's tail waits for.
+//           Calls up to SharedPolicy::kDirectMaxBytes (the choice and its
+//           measurements: docs/PERFORMANCE-general.md, section 14).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -65,15 +73,25 @@ struct SharedPolicy {
   // loads, two blocks of 512 threads (64 registers): ptxas would take 66 for
   // u16 with even bins and leave one block an SM.
   static constexpr int kMinBlocksPerSM = Prefetch ? 2 : 1;
+  // The direct end up to this many bytes a call (the fold above), and in the
+  // swizzled layout only up to kDirectMaxSlots: there, with uniform data,
+  // every block's 64-bit additions of thousands of slots cost more than the
+  // fold's 32-bit ones and its last block (H200, 16 MiB, u16 into 4096 bins:
+  // 945 against 1014 GB/s; one hot bin: 1494 against 1341).
+  static constexpr std::uint64_t kDirectMaxBytes = std::uint64_t{64} << 20;
+  static constexpr std::uint32_t kDirectMaxSlots = L == Layout::swizzled ? 512 : ~0u;
 };
 
 struct SharedArgs {
   const unsigned char* samples;
   std::uint64_t n;
   unsigned* accum;       // workspace: slot_count per-call 32-bit counts
-  unsigned* ticket;      // workspace: blocks done
+  unsigned* ticket;      // workspace: blocks done (fold)
+  unsigned* cleared;     // workspace (direct): 0 until block 0 has cleared the slots, then 1 + blocks that saw it
   std::uint64_t* slots;  // the caller's 64-bit slots
   bool accumulate;
+  bool direct;      // the direct end (above); the fold's otherwise
+  bool fold_batch;  // the fold: eight slots a thread at once (fold_into_slots)
   std::uint32_t slot_count;  // bins + 3
   std::uint32_t parts;       // split: blocks per group; else 1
   std::uint32_t width;       // slots per part
@@ -95,7 +113,16 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
   map.setup(smem + round_up(std::size_t{words} * 4, 16));
+  // Direct: block 0 clears the slots; its thread 0 raises the flag after the
+  // barrier (its fence waits for the stores; the other warps count meanwhile).
+  const bool clear_slots = a.direct && !a.accumulate;
+  if (clear_slots && blockIdx.x == 0)
+    for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) a.slots[s] = 0;
   __syncthreads();
+  if (clear_slots && blockIdx.x == 0 && threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(a.cleared, 1u);
+  }
 
   const std::uint32_t part = blockIdx.x % a.parts;
   const std::uint32_t first = part * a.width;
@@ -169,26 +196,47 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   }
   __syncthreads();
 
-  // This block's counts into the per-call accumulators.
   const std::uint32_t owned = min(a.width, a.slot_count - first);
-  for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) {
-    unsigned c = 0;
+  auto block_count = [&](std::uint32_t j) {
     if constexpr (L == Layout::lanes) {
+      unsigned c = 0;
 #pragma unroll 8
       for (std::uint32_t col = 0; col < 32; ++col) c += h[j * 32 + ((col + j) & 31)];  // staggered: no conflicts
+      return c;
     } else {
-      c = h[swizzle(j)];
+      return h[swizzle(j)];
     }
+  };
+
+  if (a.direct) {
+    // Block 0 raises the flag as it starts, waiting for no one, and is
+    // dispatched first: a block that waits here never holds its place.
+    if (clear_slots) {
+      if (threadIdx.x == 0) {
+        while (*static_cast<volatile unsigned*>(a.cleared) == 0) {
+        }
+        __threadfence();  // the clearing, before this block's additions (ordered by the barrier)
+      }
+      __syncthreads();
+    }
+    for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) add_to_slot(a.slots + first + j, block_count(j));
+    // The last block to have seen the flag (block 0's raise + every block)
+    // leaves it zero for the next call.
+    if (clear_slots && threadIdx.x == 0 && atomicAdd(a.cleared, 1u) == gridDim.x) *a.cleared = 0;
+    return;
+  }
+
+  // This block's counts into the per-call accumulators.
+  for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) {
+    const unsigned c = block_count(j);
     if (c) atomicAdd(a.accum + first + j, c);
   }
 
   // The last block folds the call's counts into the 64-bit slots and leaves
   // the workspace zero (as gpu_lane_columns does).
   if (!last_block_to_finish(a.ticket)) return;
-  for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) {
-    const unsigned c = atomicExch(a.accum + s, 0u);
-    a.slots[s] = (a.accumulate ? a.slots[s] : 0) + c;
-  }
+  if (a.fold_batch) fold_into_slots<8>(a.accum, a.slots, a.slot_count, a.accumulate);
+  else fold_into_slots<1>(a.accum, a.slots, a.slot_count, a.accumulate);
   if (threadIdx.x == 0) *a.ticket = 0;
 }
 
@@ -242,7 +290,7 @@ struct SharedStrategy {
     return true;
   }
 
-  // The workspace: the 32-bit accumulators, then the ticket.
+  // The workspace: the 32-bit accumulators, then the ticket and the direct end's flag.
   static std::size_t accumulator_bytes(std::uint64_t slots) { return round_up(slots * 4, 256); }
   static std::size_t workspace_bytes(const Problem& p) { return accumulator_bytes(p.binning->slots()) + 256; }
 
@@ -254,6 +302,20 @@ struct SharedStrategy {
       return v ? std::max<std::uint64_t>(v, 4096) : 0;
     }();
     return bytes;
+  }
+
+  // LEVELHIST_SHARED_DIRECT (0: the fold at every size, 1: the direct end at
+  // every size; unset or 2: the policy's rule): for comparisons in one binary.
+  static bool direct_end(std::uint64_t bytes, std::uint64_t slots) {
+    static const int knob = static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SHARED_DIRECT", 2, 0, 2));
+    return knob == 2 ? bytes <= Policy::kDirectMaxBytes && slots <= Policy::kDirectMaxSlots : knob == 1;
+  }
+
+  // LEVELHIST_SHARED_FOLD_BATCH=0: the fold one slot a thread at a time (for
+  // comparisons in one binary).
+  static bool fold_batch() {
+    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_FOLD_BATCH", 1, 0, 1) != 0;
+    return on;
   }
 
   // LEVELHIST_SHARED_PREFETCH=0: the loop without the early loads (for
@@ -291,8 +353,11 @@ struct SharedStrategy {
     const std::size_t slot_count = a.binning->slots();
     args.accum = reinterpret_cast<unsigned*>(ws);
     args.ticket = reinterpret_cast<unsigned*>(ws + accumulator_bytes(slot_count));
+    args.cleared = args.ticket + 1;
     args.slots = a.slots;
     args.accumulate = a.accumulate;
+    args.direct = direct_end(bytes, slot_count);
+    args.fold_batch = fold_batch();
     args.slot_count = static_cast<std::uint32_t>(slot_count);
     args.parts = parts;
     args.width = width;
