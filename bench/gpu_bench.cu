@@ -257,6 +257,10 @@ GpuBench::GpuBench(const BenchOptions& options) : state_(std::make_unique<State>
   s.policy.soft_seconds = std::min(3.0, 0.3 * options.case_seconds);
   s.policy.warmup_ms = options.quick ? 5.0 : 10.0;
 
+  s.results.strategies.push_back(
+      {kDependentLimitName,
+       "the limit's read launched as a programmatic dependent launch, as gpu_lane_columns is: its launch overlaps the "
+       "end of the call before it"});
   for (const Strategy* st : s.strategies) s.results.strategies.push_back({st->name, st->summary});
   const TimingPolicy& p = s.policy;
   char line[1024];
@@ -360,6 +364,15 @@ void GpuBench::run_case(const CaseLabel& label, std::uint64_t n, const Binning& 
   }, expected);
   s.results.rows.push_back(limit);
   line += " limit " + gbps_text(limit);
+  // The same read as a programmatic dependent launch, as gpu_lane_columns'
+  // calls are: a call's launch overlaps the end of the one before it, which
+  // a plain launch waits for (docs/PERFORMANCE.md, change 15).
+  Measurement dependent_limit = proto;
+  dependent_limit.strategy = kDependentLimitName;
+  dependent_limit = s.measure(dependent_limit, nullptr, [&](std::uint64_t call) {
+    stream_read(input_of_call(call), bytes, reinterpret_cast<unsigned*>(s.sink.get()), s.stream, /*dependent=*/true);
+  }, expected);
+  s.results.rows.push_back(dependent_limit);
 
   for (const Strategy* strategy : s.strategies) {
     if (!strategy_accepts(*strategy, problem)) continue;

@@ -133,7 +133,7 @@ std::string best_cell(const Results& r, const std::vector<const Measurement*>& r
                       double x) {
   const Measurement* best = nullptr;
   for (const Measurement* m : rows)
-    if (m->series == series && m->x == x && m->strategy != kLimitName && m->timed_ok() &&
+    if (m->series == series && m->x == x && !is_limit(m->strategy) && m->timed_ok() &&
         (!best || m->gbps() > best->gbps()))
       best = m;
   if (!best) return "-";
@@ -203,7 +203,7 @@ void write_auto_section(std::ostream& out, const Results& r, const SectionInfo& 
     const Measurement* chosen = nullptr;
     const Measurement* any = nullptr;
     for (const Measurement* m : rows) {
-      if (m->series != name || m->strategy == kLimitName) continue;
+      if (m->series != name || is_limit(m->strategy)) continue;
       any = m;
       if (m->timed_ok() && (!best || m->gbps() > best->gbps())) best = m;
       if (m->strategy == m->auto_choice) chosen = m;
@@ -448,18 +448,18 @@ std::vector<std::string> write_plots(const std::string& dir, const Results& r) {
       chart.y.label = "GB/s (log scale)";
       chart.y.scale = plot::Scale::log10;
       const std::vector<std::string> strategies = column_strategies(r);
+      std::size_t palette = 0;
       for (std::size_t i = 0; i < strategies.size(); ++i) {
         const std::string& st = strategies[i];
         plot::Series line;
         line.label = st == kLimitName ? std::string("limit (streaming read)") : st;
-        if (st == kLimitName) {
-          line.color = "#444444";
+        if (is_limit(st)) {
+          line.color = st == kLimitName ? "#444444" : "#999999";
           line.style = plot::LineStyle::dashed;
           line.markers = false;
         } else {
-          // A strategy keeps its color in every figure: the color follows its registry position
-          // (strategies[0] is the limit).
-          line.color = std::string(plot::palette_color(i - 1));
+          // A strategy keeps its color in every figure: the color follows its registry position.
+          line.color = std::string(plot::palette_color(palette++));
         }
         for (const Measurement* m : rows)
           if (m->series == name && m->strategy == st && m->timed_ok()) line.points.push_back({m->x, m->gbps()});

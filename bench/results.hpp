@@ -61,6 +61,12 @@ struct SectionInfo {
 
 // The special strategy name of the streaming-read limit.
 inline constexpr const char* kLimitName = "limit";
+// The same read as a programmatic dependent launch (the GPU byte sections):
+// a second limit, never a candidate for "best".
+inline constexpr const char* kDependentLimitName = "limit_dependent";
+inline bool is_limit(const std::string& strategy) {
+  return strategy == kLimitName || strategy == kDependentLimitName;
+}
 // The baseline strategy every ratio refers to.
 inline constexpr const char* kBaselineName = "cub";
 

@@ -16,9 +16,17 @@ __device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w
 // Any fixed value works: the point is that the store depends on every load.
 constexpr unsigned kImprobable = 0x9E3779B9u;
 
+// kDependent: launched as a programmatic dependent launch (the study's limit
+// for calls that are): the next read may start as this one ends, and waits for
+// it before its first load, so two reads never overlap.
+template <bool kDependent>
 __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* __restrict__ in, std::uint64_t vectors,
                                                                const unsigned char* __restrict__ tail,
                                                                unsigned tail_bytes, unsigned* sink) {
+  if constexpr (kDependent) {
+    cuda_detail::allow_dependent_launch();
+    cuda_detail::wait_for_prior_grid();
+  }
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
   std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   unsigned acc = 0;
@@ -37,16 +45,21 @@ __global__ void __launch_bounds__(kThreads) stream_read_kernel(const uint4* __re
 
 }  // namespace
 
-void stream_read(const void* d_bytes, std::uint64_t bytes, unsigned* d_sink, void* stream) {
-  static const int resident = cuda_detail::resident_blocks(stream_read_kernel, kThreads);
+void stream_read(const void* d_bytes, std::uint64_t bytes, unsigned* d_sink, void* stream, bool dependent) {
+  static const int resident = cuda_detail::resident_blocks(stream_read_kernel<false>, kThreads);
   const std::uint64_t vectors = bytes / sizeof(uint4);
   // No more blocks than there is work for: small inputs should not pay for idle blocks.
   const std::uint64_t useful = std::max<std::uint64_t>(1, (vectors + kThreads - 1) / kThreads);
   const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>(resident, useful));
   const auto* tail = static_cast<const unsigned char*>(d_bytes) + vectors * sizeof(uint4);
-  stream_read_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const uint4*>(d_bytes), vectors, tail, static_cast<unsigned>(bytes % sizeof(uint4)), d_sink);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  const auto* in = static_cast<const uint4*>(d_bytes);
+  const auto tail_bytes = static_cast<unsigned>(bytes % sizeof(uint4));
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (dependent)
+    cuda_detail::launch_kernel<true>(stream_read_kernel<true>, blocks, kThreads, 0, s, in, vectors, tail, tail_bytes, d_sink);
+  else
+    cuda_detail::launch_kernel<false>(stream_read_kernel<false>, blocks, kThreads, 0, s, in, vectors, tail, tail_bytes,
+                                      d_sink);
 }
 
 }  // namespace levelhist::bench

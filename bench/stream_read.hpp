@@ -11,6 +11,6 @@ namespace levelhist::bench {
 // 16-byte loads in a grid-stride loop over a grid that fills the device, and
 // folds them into a value that decides whether *d_sink is written, so the
 // compiler must keep every load. Asynchronous on `stream` (a cudaStream_t).
-void stream_read(const void* d_bytes, std::uint64_t bytes, unsigned* d_sink, void* stream);
+void stream_read(const void* d_bytes, std::uint64_t bytes, unsigned* d_sink, void* stream, bool dependent = false);
 
 }  // namespace levelhist::bench

@@ -9,11 +9,13 @@
 //
 // Then the 16 MiB call with workspaces at 8 addresses (the fold's hot
 // accumulators live there: docs/PERFORMANCE.md change 12), and a timeline of
-// one 1 MiB and one 16 MiB call per variant: clock64 at the kernel's marks
+// one 1 MiB and one 16 MiB call (in L2) and one 8 MiB call (from DRAM) per variant: clock64 at the kernel's marks
 // (Policy::mark) per block, so the time of each phase is measured, not guessed.
 //
 // Build (CMake option LEVELHIST_EXPERIMENTS=ON): target small_calls_study.
 // Usage: small_calls_study [rounds]    (default 21)
+// Environment: STUDY_VARIANTS=lib,step2,... and STUDY_SIZES=8388608,... (bytes)
+// narrow the run to some variants and sizes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <exception>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -93,6 +96,7 @@ struct Before13 : Lib {
   static constexpr lc::Path kLargePath = lc::Path::fold;
   static constexpr std::uint64_t kLargeBytesPerBlock = std::uint64_t{kBlockThreads} * 16 * kUnroll;
   static constexpr bool kLargeWholeWaves = false;
+  static constexpr bool kDependentLaunch = false;
 };
 // The library's policy with large calls folded (the accumulators, the ticket
 // and the last block's fold at the end).
@@ -104,6 +108,28 @@ struct LibShift : Lib {
   static constexpr bool kPermutedAddress = false;
 };
 
+// The 4-32 MiB calls read from DRAM (docs/PERFORMANCE.md, change 14): with
+// four loads a step and the next step's four issued before this step is
+// counted, an 8 MiB call has all of a block's bytes in flight at its start,
+// so they arrive in DRAM's order, not the order in which they are counted.
+// Fewer loads a step keep fewer in flight but issue them in counting order.
+struct LibStep2 : Lib {
+  static constexpr int kUnroll = 2;
+};
+struct LibStep2Wide : lc::LaneColumnsWidePolicy {
+  static constexpr int kUnroll = 2;
+};
+struct LibNoPrefetch : Lib {
+  static constexpr bool kPrefetch = false;
+};
+// The library's calls are programmatic dependent launches (docs/PERFORMANCE.md,
+// change 15): a call's launch and its columns' clearing overlap the end of the
+// call before it. This variant launches plainly; the table times a read
+// launched either way (limit, limit_pdl).
+struct LibPlainLaunch : Lib {
+  static constexpr bool kDependentLaunch = false;
+};
+
 std::vector<Variant> variants() {
   return {
       variant<Before13>("before13", "the library before change 13: fold over 32 KiB blocks above 4 MiB"),
@@ -111,7 +137,25 @@ std::vector<Variant> variants() {
       variant<lc::LaneColumnsWidePolicy>("wide", "the library's policy above 32 MiB (1024 threads)"),
       variant<LibFold>("lib_fold", "lib, large calls folded"),
       variant<LibShift>("lib_shift", "lib, the shift-and-mask address"),
+      variant<LibStep2>("step2", "lib, two loads a step (the next two issued first)"),
+      variant<LibStep2Wide>("step2_wide", "wide, two loads a step (the next two issued first)"),
+      variant<LibNoPrefetch>("no_prefetch", "lib, four loads a step issued after the step is counted"),
+      variant<LibPlainLaunch>("plain", "lib, launched plainly (not as a programmatic dependent launch)"),
   };
+}
+
+// STUDY_VARIANTS=a,b,... and STUDY_SIZES=n,n,... (bytes) narrow the run; unset: all.
+std::vector<std::string> list_from_env(const char* name) {
+  std::vector<std::string> items;
+  const char* v = std::getenv(name);
+  if (!v) return items;
+  std::string s(v);
+  for (std::size_t at = 0; at <= s.size();) {
+    const std::size_t comma = std::min(s.find(',', at), s.size());
+    if (comma > at) items.push_back(s.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return items;
 }
 
 double median(std::vector<double> v) {
@@ -129,9 +173,17 @@ int run_study(int argc, char** argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20, rounds);
 
   // 12,000,000: a 12-megapixel photograph's bytes; 33,177,600: a 4K RGBA frame.
-  const std::vector<std::uint64_t> sizes = {4 * KiB,  64 * KiB,   1 * MiB,   2 * MiB,  4 * MiB,  8 * MiB,
-                                            12000000, 16 * MiB,   32 * MiB,  33177600, 64 * MiB, 256 * MiB};
-  const std::uint64_t max_n = sizes.back();
+  std::vector<std::uint64_t> sizes = {4 * KiB,  64 * KiB,   1 * MiB,   2 * MiB,  4 * MiB,  8 * MiB,
+                                      12000000, 16 * MiB,   32 * MiB,  33177600, 64 * MiB, 256 * MiB};
+  // The buffer holds 256 MiB whatever sizes are timed: the cold tables rotate
+  // over copies filling 3x the L2, and the cold timeline evicts with it.
+  const std::uint64_t max_n = 256 * MiB;
+  if (const auto wanted = list_from_env("STUDY_SIZES"); !wanted.empty()) {
+    sizes.clear();
+    for (const auto& w : wanted) sizes.push_back(std::strtoull(w.c_str(), nullptr, 10));
+    for (std::uint64_t n : sizes)
+      if (n == 0 || n > max_n) throw std::runtime_error("STUDY_SIZES: each size must be 1 .. 268435456 bytes");
+  }
   std::vector<unsigned char> host(max_n + 64);
   std::mt19937_64 rng(20261124);
   for (auto& b : host) b = static_cast<unsigned char>(rng());
@@ -149,7 +201,13 @@ int run_study(int argc, char** argv) {
   cudaStream_t stream;
   LEVELHIST_CUDA_CHECK(cudaStreamCreate(&stream));
   const levelhist::BinIndexer indexer = levelhist::make_indexer(levelhist::Binning::per_value(levelhist::SampleType::u8));
-  const auto vs = variants();
+  std::vector<Variant> vs;
+  {
+    const auto wanted = list_from_env("STUDY_VARIANTS");
+    for (const auto& v : variants())
+      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), v.name) != wanted.end()) vs.push_back(v);
+    if (vs.empty()) throw std::runtime_error("STUDY_VARIANTS names no variant of this study");
+  }
   for (const auto& v : vs) std::printf("# %-10s %s\n", v.name, v.what);
 
   // ---- correctness: each variant, each size (+5 bytes, from offset 3), twice
@@ -205,7 +263,7 @@ int run_study(int argc, char** argv) {
   for (const bool cold : {false, true}) {
     std::printf("\nmicroseconds per call, back to back, %s (median of %d samples; each sample >= 200 calls)\n",
                 cold ? "cold: rotating over >= 3x L2 of copies" : "warm: the same bytes every call", rounds);
-    std::printf("%-10s %8s", "n", "limit");
+    std::printf("%-10s %8s %9s", "n", "limit", "limit_pdl");
     for (const auto& v : vs) std::printf(" %10s", v.name);
     std::printf("   blocks(%s)\n", vs[0].name);
     for (std::uint64_t n : sizes) {
@@ -215,17 +273,22 @@ int run_study(int argc, char** argv) {
       std::uint64_t next = 0;
       auto input = [&] { return d_data + (next++ % copies) * spacing; };
       std::vector<std::vector<double>> samples(vs.size() + 1);
+      std::vector<double> limit_pdl_samples;
       auto limit = [&] { levelhist::bench::stream_read(input(), n, d_sink, stream); };
+      auto limit_pdl = [&] { levelhist::bench::stream_read(input(), n, d_sink, stream, /*dependent=*/true); };
       auto call = [&](const Variant& v) { v.launch(input(), n, d_ws, d_slots, false, false, indexer, stream); };
       for (int warm = 0; warm < 3; ++warm) {
         time_calls(limit, calls / 4 + 1);
+        time_calls(limit_pdl, calls / 4 + 1);
         for (const auto& v : vs) time_calls([&] { call(v); }, calls / 4 + 1);
       }
       for (int r = 0; r < rounds; ++r) {
         samples[0].push_back(time_calls(limit, calls));
+        limit_pdl_samples.push_back(time_calls(limit_pdl, calls));
         for (std::size_t k = 0; k < vs.size(); ++k) samples[k + 1].push_back(time_calls([&] { call(vs[k]); }, calls));
       }
-      std::printf("%-10llu %8.2f", static_cast<unsigned long long>(n), median(samples[0]));
+      std::printf("%-10llu %8.2f %9.2f", static_cast<unsigned long long>(n), median(samples[0]),
+                  median(limit_pdl_samples));
       for (std::size_t k = 0; k < vs.size(); ++k) std::printf(" %10.2f", median(samples[k + 1]));
       std::printf("   %d%s, %llu cop%s\n", vs[0].grid(n).blocks, vs[0].grid(n).path == lc::Path::direct ? " direct" : " fold",
                   static_cast<unsigned long long>(copies), copies == 1 ? "y" : "ies");
@@ -259,18 +322,27 @@ int run_study(int argc, char** argv) {
     for (void* w : places) LEVELHIST_CUDA_CHECK(cudaFree(w));
   }
 
-  // ---- timeline of one call per variant and size (after warm calls).
-  for (const std::uint64_t n : {1 * MiB, 16 * MiB}) {
-    std::printf("\ntimeline of one %llu MiB call (clock64 cycles from each block's start; median over blocks [max])\n",
-                static_cast<unsigned long long>(n / MiB));
+  // ---- timeline of one call per variant and size (after warm calls); the
+  // cold one reads bytes that a read of 3x the L2 has just evicted.
+  struct TimelineCase {
+    std::uint64_t n;
+    bool cold;
+  };
+  for (const TimelineCase tc : {TimelineCase{1 * MiB, false}, TimelineCase{16 * MiB, false}, TimelineCase{8 * MiB, true}}) {
+    const std::uint64_t n = tc.n;
+    const std::uint64_t evict = std::min<std::uint64_t>(3 * l2, max_n - n) / 256 * 256;
+    const unsigned char* at = tc.cold ? d_data + evict : d_data;
+    std::printf("\ntimeline of one %llu MiB call, %s (clock64 cycles from each block's start; median over blocks [max])\n",
+                static_cast<unsigned long long>(n / MiB), tc.cold ? "cold" : "warm");
     std::printf("%-10s %7s %18s %18s %18s %18s %18s %18s\n", "variant", "blocks", "zeroed+loads out", "counted",
                 "ready to add", "end", "flag seen", "raised (blk 0)");
     for (const auto& v : vs) {
-      for (int warm = 0; warm < 50; ++warm) v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+      for (int warm = 0; warm < 50; ++warm) v.timeline(at, n, d_ws, d_slots, false, false, indexer, stream);
       LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<long long> zero(kMaxTimelineBlocks * lc::kMarks, -1);
       LEVELHIST_CUDA_CHECK(cudaMemcpyToSymbol(g_marks, zero.data(), zero.size() * sizeof(long long)));
-      v.timeline(d_data, n, d_ws, d_slots, false, false, indexer, stream);
+      if (tc.cold) levelhist::bench::stream_read(d_data, evict, d_sink, stream);
+      v.timeline(at, n, d_ws, d_slots, false, false, indexer, stream);
       LEVELHIST_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<long long> marks(kMaxTimelineBlocks * lc::kMarks);
       std::vector<unsigned long long> start_ns(kMaxTimelineBlocks);

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
+#include "core/env_knob.hpp"
 #include "levelhist/bin_index.hpp"
 #include "levelhist/error.hpp"
 #include "levelhist/strategy.hpp"
@@ -132,6 +134,58 @@ __device__ __forceinline__ T load_sample(const void* samples, std::uint64_t i) {
 // Adds a 32-bit partial count into a 64-bit output counter.
 __device__ __forceinline__ void add_to_slot(std::uint64_t* slot, unsigned int count) {
   if (count) atomicAdd(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(count));
+}
+
+// ---- programmatic dependent launch (sm_90; PTX griddepcontrol) ----------------------
+// A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization
+// (launch_kernel<true>) may start while the kernel before it in the stream
+// still runs, once that one has called allow_dependent_launch() or ended. Each
+// of its threads calls wait_for_prior_grid() before its first access to global
+// memory: it returns once that kernel has completed and its writes are
+// visible. What runs before the wait (clearing shared memory, the slots' map)
+// overlaps the previous call (docs/PERFORMANCE.md, change 15).
+// Both are no-ops where the launch was not a dependent one; before sm_90 they
+// do not exist (nor does the launch attribute: launch_kernel leaves it off).
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// LEVELHIST_DEPENDENT_LAUNCH=0: plain launches where the policy asks for
+// dependent ones (for comparisons in one binary).
+inline bool dependent_launch_allowed() {
+  static const bool on = ::levelhist::detail::env_knob("LEVELHIST_DEPENDENT_LAUNCH", 1, 0, 1) != 0;
+  return on && current_device_facts().compute_capability >= 90;
+}
+
+// Launches `k` on `stream`, as a programmatic dependent launch where kDependent
+// (the kernel must then wait_for_prior_grid() before it touches global memory)
+// and the device has it (sm_90 on).
+template <bool kDependent, class... Params, class... Args>
+void launch_kernel(void (*k)(Params...), int blocks, int threads, std::size_t smem, cudaStream_t stream,
+                   Args&&... args) {
+  if (kDependent && dependent_launch_allowed()) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1]{};
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    LEVELHIST_CUDA_CHECK(cudaLaunchKernelEx(&config, k, std::forward<Args>(args)...));
+  } else {
+    k<<<blocks, threads, smem, stream>>>(std::forward<Args>(args)...);
+  }
+  LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
 // Whether this block is the last of the grid to finish, for the kernels whose

@@ -197,6 +197,7 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // kMaxDirectBytes, kLargePath, kLargeBytesPerBlock and kLargeWholeWaves (see
 // grid()), kFoldCopies (copies of the fold's accumulators, <= kMaxFoldCopies),
 // kPrefetch (the next step's loads before this step's counting),
+// kDependentLaunch (programmatic dependent launch, above),
 // kVectorRowSums (16-byte loads for the row sums), kPermutedAddress (see
 // above), and mark(Mark), a timing hook.
 template <class Policy, Path kPath, int kPositions = 1>
@@ -226,8 +227,12 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
     columns = static_columns;
   }
   if (threadIdx.x == 0) Policy::mark(kMarkStart);
+  // The next call may be launched now: its blocks wait for this grid's end
+  // before they touch global memory, so only its start overlaps this call.
+  if constexpr (Policy::kDependentLaunch) allow_dependent_launch();
 
   if (kDirect && static_cast<int>(threadIdx.x) >= kCounting) {
+    if constexpr (Policy::kDependentLaunch) wait_for_prior_grid();
     flag_warp<Policy>(ws, slots, (indexer.bins + 3) * positions.histograms, accumulate);
     return;
   }
@@ -258,7 +263,9 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
     for (int u = 0; u < kUnroll; ++u)
       if (first + u * stride < words) dst[u] = __ldg(body + first + u * stride);
   };
-  load_step_into(v, i);
+  // A dependent launch clears the columns first (before the wait), the others
+  // send their loads first so that the round trip overlaps the clearing.
+  if constexpr (!Policy::kDependentLaunch) load_step_into(v, i);
 
   // The used 128 bytes of each row: with byte positions, position p in
   // region p / 2, half p % 2 of each row.
@@ -266,6 +273,10 @@ __global__ void __launch_bounds__(Policy::kBlockThreads,
     const int p = k / (kBins * kLanes / 4), row = k / (kLanes / 4) % kBins, q = k % (kLanes / 4);
     reinterpret_cast<uint4*>(reinterpret_cast<char*>(columns) + (p >> 1) * 0x10000 + row * kRowWords * 4 +
                              (p & 1) * 128)[q] = make_uint4(0, 0, 0, 0);
+  }
+  if constexpr (Policy::kDependentLaunch) {
+    wait_for_prior_grid();
+    load_step_into(v, i);
   }
   sync_first(1, kCounting);
   if (threadIdx.x == 0) Policy::mark(kMarkZeroed);
@@ -490,19 +501,18 @@ void launch(const unsigned char* samples, std::uint64_t n, void* workspace, std:
   const Split bytes = split(samples, n);
   auto* ws = static_cast<Workspace*>(workspace);
   constexpr std::size_t smem = dynamic_shared_bytes<Policy, kPositions>();
+  constexpr bool kDependent = Policy::kDependentLaunch;
   if constexpr (kPositions > 1) {
     if (g.path != Path::direct) throw Error(ErrorKind::internal, "byte positions are counted on the direct path only");
-    kernel<Policy, Path::direct, kPositions><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(
-        samples, bytes, ws, slots, accumulate, is_signed, indexer, positions);
+    launch_kernel<kDependent>(kernel<Policy, Path::direct, kPositions>, g.blocks, Policy::kBlockThreads, smem, stream,
+                              samples, bytes, ws, slots, accumulate, is_signed, indexer, positions);
   } else if (g.path == Path::direct) {
-    kernel<Policy, Path::direct><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots,
-                                                                                     accumulate, is_signed, indexer,
-                                                                                     positions);
+    launch_kernel<kDependent>(kernel<Policy, Path::direct>, g.blocks, Policy::kBlockThreads, smem, stream, samples,
+                              bytes, ws, slots, accumulate, is_signed, indexer, positions);
   } else {
-    kernel<Policy, Path::fold><<<g.blocks, Policy::kBlockThreads, smem, stream>>>(samples, bytes, ws, slots, accumulate,
-                                                                                   is_signed, indexer, positions);
+    launch_kernel<kDependent>(kernel<Policy, Path::fold>, g.blocks, Policy::kBlockThreads, smem, stream, samples, bytes,
+                              ws, slots, accumulate, is_signed, indexer, positions);
   }
-  LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace levelhist::cuda_detail::lane_columns

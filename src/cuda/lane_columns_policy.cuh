@@ -50,6 +50,12 @@ struct LaneColumnsPolicy {
   static constexpr Path kLargePath = Path::direct;
   static constexpr std::uint64_t kLargeBytesPerBlock = 128 * 1024;
   static constexpr bool kLargeWholeWaves = true;
+  // Programmatic dependent launch (lane_columns_kernel.cuh): a call's launch
+  // and its columns' clearing overlap the end of the kernel before it in the
+  // stream. Back to back from DRAM on an H200 (one run): 4 KiB 4.11 -> 3.44 us,
+  // 1 MiB 3.99 -> 3.22, 8 MiB 6.36 -> 4.90, 16 MiB 8.32 -> 6.66 (a read
+  // launched the same way: 3.28, 2.94, 3.91, 6.03; docs/PERFORMANCE.md, change 15).
+  static constexpr bool kDependentLaunch = true;
   // The fold's accumulators in 4 copies (block b adds into copy b % 4), for
   // policies that fold (the lab's gpu_lane_columns_fold): with one, a 16 MiB
   // call took 9.46 or 11.07 us depending on where the workspace sat.

@@ -105,13 +105,18 @@ constexpr std::size_t counter_words(std::uint32_t width) {
   return L == Layout::lanes ? std::size_t{width} * 32 : round_up(width, 32);
 }
 
+// Launched as a programmatic dependent launch (cuda_common.cuh): the next call
+// may start as this one does; this one clears its counters before it waits
+// for the kernel ahead of it, and touches global memory only after.
 template <class Policy, class T, class Map>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
+  allow_dependent_launch();
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned* h = reinterpret_cast<unsigned*>(smem);
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
+  wait_for_prior_grid();
   map.setup(smem + round_up(std::size_t{words} * 4, 16));
   // Direct: block 0 clears the slots; its thread 0 raises the flag after the
   // barrier (its fence waits for the stores; the other warps count meanwhile).
@@ -361,8 +366,7 @@ struct SharedStrategy {
     args.slot_count = static_cast<std::uint32_t>(slot_count);
     args.parts = parts;
     args.width = width;
-    kernel<<<static_cast<unsigned>(groups * parts), P::kThreads, smem, stream_of(a)>>>(args, map);
-    LEVELHIST_CUDA_CHECK_LAUNCH();
+    launch_kernel<true>(kernel, static_cast<int>(groups * parts), P::kThreads, smem, stream_of(a), args, map);
   }
 
   static void run(const RunArgs& a) {
