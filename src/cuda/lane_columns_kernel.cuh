@@ -197,7 +197,7 @@ __device__ void flag_warp(Workspace* ws, std::uint64_t* slots, std::uint64_t slo
 // kMaxDirectBytes, kLargePath, kLargeBytesPerBlock and kLargeWholeWaves (see
 // grid()), kFoldCopies (copies of the fold's accumulators, <= kMaxFoldCopies),
 // kPrefetch (the next step's loads before this step's counting),
-// kDependentLaunch (programmatic dependent launch, above),
+// kDependentLaunch (a programmatic dependent launch: cuda_common.cuh),
 // kVectorRowSums (16-byte loads for the row sums), kPermutedAddress (see
 // above), and mark(Mark), a timing hook.
 template <class Policy, Path kPath, int kPositions = 1>

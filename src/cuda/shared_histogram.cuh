@@ -214,8 +214,9 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   };
 
   if (a.direct) {
-    // Block 0 raises the flag as it starts, waiting for no one, and is
-    // dispatched first: a block that waits here never holds its place.
+    // Block 0 raises the flag as it starts, waiting for no other block of
+    // this call, and is dispatched first: a block that waits here never
+    // holds its place.
     if (clear_slots) {
       if (threadIdx.x == 0) {
         while (*static_cast<volatile unsigned*>(a.cleared) == 0) {
