@@ -108,11 +108,12 @@ struct LibShift : Lib {
   static constexpr bool kPermutedAddress = false;
 };
 
-// The 4-32 MiB calls read from DRAM (docs/PERFORMANCE.md, change 14): with
-// four loads a step and the next step's four issued before this step is
-// counted, an 8 MiB call has all of a block's bytes in flight at its start,
-// so they arrive in DRAM's order, not the order in which they are counted.
-// Fewer loads a step keep fewer in flight but issue them in counting order.
+// Change 14's question (docs/PERFORMANCE.md; the answer was no): with four
+// loads a step and the next step's four issued before this step is counted,
+// an 8 MiB call from DRAM has nearly all of a block's bytes in flight at its
+// start, arriving in DRAM's order rather than the order they are counted in;
+// would fewer loads a step, issued in counting order, let the counting
+// follow the arrival sooner?
 struct LibStep2 : Lib {
   static constexpr int kUnroll = 2;
 };
