@@ -140,10 +140,12 @@ __device__ __forceinline__ void add_to_slot(std::uint64_t* slot, unsigned int co
 // A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization
 // (launch_kernel<true>) may start while the kernel before it in the stream
 // still runs, once that one has called allow_dependent_launch() or ended. Each
-// of its threads calls wait_for_prior_grid() before its first access to global
-// memory: it returns once that kernel has completed and its writes are
-// visible. What runs before the wait (clearing shared memory, the slots' map)
-// overlaps the previous call (docs/PERFORMANCE.md, change 15).
+// of its threads calls wait_for_prior_grid() before its first access to memory
+// a kernel may have written (the input, the workspace, the slots): it returns
+// once that kernel has completed and its writes are visible. What runs before
+// the wait (clearing shared memory; the slots' map, from the plan's edges,
+// uploaded synchronously when the plan was made) overlaps the previous call
+// (docs/PERFORMANCE.md, change 15).
 // Both are no-ops where the launch was not a dependent one; before sm_90 they
 // do not exist (nor does the launch attribute: launch_kernel leaves it off).
 __device__ __forceinline__ void wait_for_prior_grid() {
