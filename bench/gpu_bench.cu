@@ -259,8 +259,8 @@ GpuBench::GpuBench(const BenchOptions& options) : state_(std::make_unique<State>
 
   s.results.strategies.push_back(
       {kDependentLimitName,
-       "the limit's read launched as a programmatic dependent launch, as gpu_lane_columns is: its launch overlaps the "
-       "end of the call before it"});
+       "the limit's read launched as a programmatic dependent launch, as levelhist's byte and shared-histogram "
+       "kernels are: its launch overlaps the end of the call before it"});
   for (const Strategy* st : s.strategies) s.results.strategies.push_back({st->name, st->summary});
   const TimingPolicy& p = s.policy;
   char line[1024];
@@ -364,9 +364,10 @@ void GpuBench::run_case(const CaseLabel& label, std::uint64_t n, const Binning& 
   }, expected);
   s.results.rows.push_back(limit);
   line += " limit " + gbps_text(limit);
-  // The same read as a programmatic dependent launch, as gpu_lane_columns'
-  // calls are: a call's launch overlaps the end of the one before it, which
-  // a plain launch waits for (docs/PERFORMANCE.md, change 15).
+  // The same read as a programmatic dependent launch, as the byte and
+  // shared-histogram kernels' calls are: a call's launch overlaps the end of
+  // the one before it, which a plain launch waits for (docs/PERFORMANCE.md,
+  // change 15).
   Measurement dependent_limit = proto;
   dependent_limit.strategy = kDependentLimitName;
   dependent_limit = s.measure(dependent_limit, nullptr, [&](std::uint64_t call) {

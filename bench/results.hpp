@@ -61,7 +61,7 @@ struct SectionInfo {
 
 // The special strategy name of the streaming-read limit.
 inline constexpr const char* kLimitName = "limit";
-// The same read as a programmatic dependent launch (the GPU byte sections):
+// The same read as a programmatic dependent launch (the GPU sections):
 // a second limit, never a candidate for "best".
 inline constexpr const char* kDependentLimitName = "limit_dependent";
 inline bool is_limit(const std::string& strategy) {
