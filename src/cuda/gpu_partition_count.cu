@@ -1,0 +1,480 @@
+// gpu_partition_count: u32/i32 keys into huge numbers of even bins (2^20,
+// 2^24, up to 4096 x 2^14), where no histogram fits in shared memory.
+//
+// Counting is order-free, so the keys need no sort, only a partition by the
+// high bits of their bin: partition q holds the bins [q 2^L, (q+1) 2^L), whose
+// 2^L 32-bit counters (64 KiB for L = 14) fit one block's shared memory.
+//
+//  1. partition_kernel: a block takes a tile of 8192 keys, maps each to its
+//     bin (the exact integer-shift map every backend uses), ranks it in its
+//     partition with a shared atomic, and writes the tile's low bin bits as
+//     16-bit payloads back to global memory grouped by partition (the tile's
+//     own region: no global offsets, so no counting pass over the keys before
+//     it). Per tile and partition it records the run's length and offset,
+//     partition-major, so that one partition's runs from every tile are
+//     adjacent. Underflow and overflow are counted here and never stored.
+//  2. An exclusive scan (CUB) of the runs' lengths: every run's place in the
+//     partition-major order of all payloads.
+//  3. count_kernel: block b takes the b-th equal share of that order (so the
+//     work is level whatever the keys' distribution: one hot partition is
+//     shared by all blocks), finds its first and last run by a 1024-way
+//     search, and counts the runs of each partition it meets into a shared
+//     histogram of 2^L counters, adding it to the 64-bit slots when the
+//     partition changes.
+//
+// Bytes moved per key: 4 read + 2 written (pass 1), 2 read (pass 3), 2 written
+// again to leave the workspace zero; a sort (gpu_bucket_sort's onesweep pass)
+// moves 4 + 4 + 4 + 4 and ranks with decoupled look-back. Inputs larger than
+// a chunk (2^27 keys: 256 MiB of payloads) are counted a chunk at a time.
+// docs/PERFORMANCE-general.md, section 15.
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/bin_maps.hpp"
+#include "core/env_knob.hpp"
+#include "core/strategies.hpp"
+#include "cuda/cuda_common.cuh"
+#include "cuda/general_common.cuh"
+
+namespace levelhist::strategies {
+namespace {
+
+using cuda_detail::add_to_slot;
+using cuda_detail::load_sample;
+using cuda_detail::stream_of;
+using cuda_detail::general::round_up;
+
+struct PartitionPolicy {
+  // The partition pass: 512 threads of 16 keys (64 registers), two blocks an
+  // SM, so that one block's loads overlap the other's grouping.
+  static constexpr int kThreads = 512;
+  static constexpr int kKeysPerThread = 16;
+  static constexpr std::uint32_t kTileKeys = kThreads * kKeysPerThread;  // 8192: ranks fit 13 bits
+  static constexpr int kCountThreads = 1024;
+  static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
+  static constexpr int kDefaultLowBits = 14;  // 64 KiB of counters: two 1024-thread blocks an SM
+  static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
+  static constexpr int kLoadsInFlight = 4;  // payloads a lane loads before counting them
+  static constexpr unsigned kSkip = 0xffffffffu;
+};
+using P = PartitionPolicy;
+static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
+
+// The bins a partition covers, 2^low_bits (LEVELHIST_PARTITION_LOW_BITS: 12 to
+// 15; read at every call, so that the workspace and the run agree and a test
+// can set it).
+int low_bits() {
+  return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_PARTITION_LOW_BITS", P::kDefaultLowBits, 12, 15));
+}
+// Keys counted a chunk at a time (LEVELHIST_PARTITION_CHUNK_KEYS, whole tiles,
+// so that the tests can take the many-chunk path on small inputs).
+std::uint64_t chunk_limit() {
+  const std::uint64_t v = ::levelhist::detail::env_knob("LEVELHIST_PARTITION_CHUNK_KEYS", P::kChunkKeys, P::kTileKeys,
+                                                         P::kChunkKeys);
+  return v / P::kTileKeys * P::kTileKeys;
+}
+// Ranks with one shared atomic per group of equal partitions in a warp
+// (__match_any_sync) instead of one per key (LEVELHIST_PARTITION_MATCH=1).
+bool match_ranks() { return ::levelhist::detail::env_knob("LEVELHIST_PARTITION_MATCH", 0, 0, 1) != 0; }
+
+using ShiftMap64 = binmap::IntShiftMap<true>;
+
+__device__ __forceinline__ std::int64_t value_of(unsigned bits, bool is_signed) {
+  return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
+}
+
+struct PartitionArgs {
+  const void* keys;
+  std::uint64_t m;  // keys in this chunk
+  std::uint32_t tiles;
+  std::uint32_t partitions;
+  int low_bits;
+  ShiftMap64 map;
+  bool is_signed;
+  unsigned short* payload;  // tile t's payloads at t * kTileKeys, grouped by partition
+  unsigned* lengths;        // [q * tiles + t]: keys of tile t in partition q
+  unsigned* offsets;        // [q * tiles + t]: where they start in tile t's region
+  std::uint64_t* slots;     // underflow and overflow go straight here
+};
+
+// Exclusive prefix sums of counts[0, n) into prefix[0, n) (n <= kMaxPartitions)
+// by the whole block of kThreads; returns the total. `warp_sums` holds 33 words.
+__device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefix, unsigned n, unsigned* warp_sums) {
+  const unsigned per = (n + P::kThreads - 1) / P::kThreads;
+  const unsigned first = threadIdx.x * per;
+  unsigned local = 0;
+  for (unsigned k = 0; k < per; ++k)
+    if (first + k < n) local += counts[first + k];
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned incl = local;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= static_cast<unsigned>(d)) incl += other;
+  }
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned w = lane < P::kThreads / 32 ? warp_sums[lane] : 0;
+    unsigned wincl = w;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned other = __shfl_up_sync(0xffffffffu, wincl, d);
+      if (lane >= static_cast<unsigned>(d)) wincl += other;
+    }
+    warp_sums[lane] = wincl - w;  // exclusive
+    if (lane == 31) warp_sums[32] = wincl;
+  }
+  __syncthreads();
+  unsigned run = warp_sums[warp] + incl - local;
+  for (unsigned k = 0; k < per; ++k)
+    if (first + k < n) {
+      prefix[first + k] = run;
+      run += counts[first + k];
+    }
+  return warp_sums[32];
+}
+
+// Dynamic shared memory: the tile's payloads, then per partition its count
+// and its start, then the scan's warp sums and the block's flow counters.
+std::size_t partition_smem(std::uint32_t partitions) {
+  return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
+}
+
+template <bool Aligned, bool Match>
+__global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* stage = reinterpret_cast<unsigned short*>(smem);
+  auto* count = reinterpret_cast<unsigned*>(smem + P::kTileKeys * sizeof(unsigned short));
+  unsigned* start = count + a.partitions;
+  unsigned* warp_sums = start + a.partitions;  // 33 words
+  unsigned* flow = warp_sums + 33;             // underflow, overflow
+  if (threadIdx.x < 2) flow[threadIdx.x] = 0;
+  const std::uint32_t bins = a.map.bins;
+  const unsigned mask = (1u << a.low_bits) - 1;
+  const unsigned lane = threadIdx.x & 31;
+  unsigned under = 0, over = 0;
+  for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
+    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
+    __syncthreads();
+    const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+    unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u) {
+      const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
+      unsigned q = P::kSkip, v = 0;
+      if (i < a.m) {
+        const unsigned bits = load_sample<unsigned, Aligned>(a.keys, i);
+        const std::uint32_t s = a.map(value_of(bits, a.is_signed));
+        if (s < bins) {
+          q = s >> a.low_bits;
+          v = s & mask;
+        } else if (s == bins) {
+          ++under;
+        } else {
+          ++over;
+        }
+      }
+      unsigned r = 0;
+      if constexpr (Match) {
+        // One atomic per group of lanes with the same partition (constant
+        // keys: one a warp instead of 32 on one counter).
+        const unsigned peers = __match_any_sync(0xffffffffu, q);
+        const unsigned leader = __ffs(peers) - 1;
+        unsigned base = 0;
+        if (lane == leader && q != P::kSkip) base = atomicAdd(count + q, __popc(peers));
+        base = __shfl_sync(0xffffffffu, base, leader);
+        r = base + __popc(peers & ((1u << lane) - 1));
+      } else {
+        if (q != P::kSkip) r = atomicAdd(count + q, 1u);
+      }
+      part[u] = q;
+      rank_value[u] = (r << 16) | v;
+    }
+    __syncthreads();
+    const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
+    __syncthreads();  // start[] was written by other threads than read it below
+    // The runs' lengths and offsets, partition-major (every partition, empty ones too).
+    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
+      const std::uint64_t e = std::uint64_t{q} * a.tiles + t;
+      a.lengths[e] = count[q];
+      a.offsets[e] = start[q];
+    }
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u)
+      if (part[u] != P::kSkip) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
+    __syncthreads();
+    // The tile's payloads, 16 bytes a store (the region is 16 KiB aligned);
+    // the last vector's unused tail is never read.
+    unsigned short* out = a.payload + first;
+    for (unsigned k = threadIdx.x; k * 8 < total; k += P::kThreads)
+      reinterpret_cast<uint4*>(out)[k] = reinterpret_cast<const uint4*>(stage)[k];
+    __syncthreads();  // stage and count are rewritten by the next tile
+  }
+  if (under) atomicAdd(flow, under);
+  if (over) atomicAdd(flow + 1, over);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    add_to_slot(a.slots + bins, flow[0]);
+    add_to_slot(a.slots + bins + 1, flow[1]);
+  }
+}
+
+struct CountArgs {
+  const unsigned short* payload;
+  const unsigned* lengths;  // only the last entry is read: with starts' last, the total
+  const unsigned* starts;   // exclusive scan of lengths, partition-major
+  const unsigned* offsets;
+  std::uint32_t tiles;
+  std::uint32_t entries;  // partitions x tiles
+  int low_bits;
+  std::uint64_t* slots;
+};
+
+// The largest entry i in [0, entries) with starts[i] <= x (starts[0] = 0 <= x),
+// by the whole block, 1024 candidates a round.
+__device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t entries, unsigned x) {
+  std::uint32_t lo = 0, hi = entries - 1;
+  while (lo < hi) {  // uniform across the block
+    const std::uint32_t step = (hi - lo + P::kCountThreads) / P::kCountThreads;
+    const std::uint64_t idx = lo + std::uint64_t{threadIdx.x} * step;
+    const bool below = idx <= hi && starts[idx] <= x;
+    const std::uint32_t c = static_cast<std::uint32_t>(__syncthreads_count(below));  // >= 1: idx = lo
+    const std::uint32_t new_lo = lo + (c - 1) * step;
+    hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
+    lo = new_lo;
+  }
+  return lo;
+}
+
+// Dynamic shared memory: 2^low_bits counters, then per warp its runs' 33
+// prefix sums and 32 offsets.
+std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
+
+__global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* h = reinterpret_cast<unsigned*>(smem);
+  const unsigned width = 1u << a.low_bits;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned* pre = reinterpret_cast<unsigned*>(smem + (std::size_t{4} << a.low_bits)) + warp * 65;  // 33 entries
+  unsigned* delta = pre + 33;                                                                       // 32 entries
+  const unsigned total = a.starts[a.entries - 1] + a.lengths[a.entries - 1];
+  const unsigned lo = static_cast<unsigned>(std::uint64_t{total} * blockIdx.x / gridDim.x);
+  const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
+  if (lo >= hi) return;  // the whole block
+  for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads) h[j] = 0;
+  const std::uint32_t i_first = find_entry(a.starts, a.entries, lo);
+  const std::uint32_t i_last = find_entry(a.starts, a.entries, hi - 1);
+  const unsigned warps = P::kCountThreads / 32;
+  for (std::uint32_t q = i_first / a.tiles; q <= i_last / a.tiles; ++q) {
+    const std::uint32_t row = q * a.tiles;
+    const std::uint32_t ea = std::max(i_first, row), eb = std::min(i_last, row + a.tiles - 1);
+    for (std::uint64_t batch = ea + std::uint64_t{warp} * 32; batch <= eb; batch += warps * 32) {
+      // Lane j describes run batch + j: its keys inside [lo, hi) and where they are.
+      const std::uint32_t i = static_cast<std::uint32_t>(batch) + lane;
+      unsigned len = 0, src = 0;
+      if (i <= eb) {
+        const unsigned e0 = a.starts[i];
+        const unsigned e1 = i + 1 < a.entries ? a.starts[i + 1] : total;
+        const unsigned g0 = max(e0, lo), g1 = min(e1, hi);
+        if (g1 > g0) {
+          len = g1 - g0;
+          src = (i - row) * P::kTileKeys + a.offsets[i] + (g0 - e0);
+        }
+      }
+      unsigned incl = len;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const unsigned other = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= static_cast<unsigned>(d)) incl += other;
+      }
+      const unsigned keys = __shfl_sync(0xffffffffu, incl, 31);
+      pre[lane] = incl - len;
+      if (lane == 31) pre[32] = keys;
+      delta[lane] = src - (incl - len);  // payload index = k + delta of k's run
+      __syncwarp();
+      // The batch's keys as one sequence: lane takes k = lane, lane + 32, ...,
+      // and walks its run index forward (runs are consecutive, k increases).
+      unsigned run = 0;
+      for (unsigned k0 = 0; k0 < keys; k0 += 32 * P::kLoadsInFlight) {
+        unsigned short v[P::kLoadsInFlight];
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u) {
+          const unsigned k = k0 + u * 32 + lane;
+          if (k < keys) {
+            while (pre[run + 1] <= k) ++run;
+            v[u] = a.payload[k + delta[run]];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u)
+          if (k0 + u * 32 + lane < keys) atomicAdd(h + v[u], 1u);
+      }
+      __syncwarp();  // pre and delta are rewritten by the next batch
+    }
+    __syncthreads();
+    std::uint64_t* out = a.slots + std::uint64_t{q} * width;
+    for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads)
+      if (const unsigned c = h[j]) {
+        h[j] = 0;
+        add_to_slot(out + j, c);
+      }
+    __syncthreads();
+  }
+}
+
+bool supports(const Problem& p, std::string* why_not) {
+  if (p.type != SampleType::u32 && p.type != SampleType::i32) {
+    if (why_not) *why_not = "gpu_partition_count counts 32-bit integer keys (u32, i32) only";
+    return false;
+  }
+  if (!binmap::int_shift_applies(p.type, *p.binning)) {
+    if (why_not)
+      *why_not = "gpu_partition_count needs even bins whose width is a power of two on integer bounds (e.g. 2^20 "
+                 "bins over [0, 2^32))";
+    return false;
+  }
+  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits())) {
+    if (why_not)
+      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits()) +
+                 " bins (4096 partitions of shared counters); gpu_bucket_sort takes more";
+    return false;
+  }
+  return true;
+}
+
+struct Shape {
+  std::uint32_t partitions;
+  std::uint64_t chunk;   // keys a chunk
+  std::uint32_t tiles;   // of the largest chunk
+  std::uint64_t entries; // partitions x tiles
+};
+Shape shape_of(const Binning& b, std::uint64_t n, int low) {
+  Shape s{};
+  s.partitions = static_cast<std::uint32_t>((b.bins() + (std::uint64_t{1} << low) - 1) >> low);
+  s.chunk = std::max<std::uint64_t>(1, std::min(n, chunk_limit()));
+  s.tiles = static_cast<std::uint32_t>((s.chunk + P::kTileKeys - 1) / P::kTileKeys);
+  s.entries = std::uint64_t{s.partitions} * s.tiles;
+  return s;
+}
+
+std::size_t scan_temp_bytes(std::uint64_t entries) {
+  std::size_t bytes = 0;
+  LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const unsigned*>(nullptr),
+                                                     static_cast<unsigned*>(nullptr), static_cast<int>(entries)));
+  return bytes;
+}
+
+struct Layout {
+  std::size_t payload, lengths, starts, offsets, temp, total;
+};
+Layout layout_for(const Shape& s) {
+  Layout l{};
+  l.payload = 0;
+  l.lengths = round_up(std::size_t{s.tiles} * P::kTileKeys * 2, 256);
+  l.starts = l.lengths + round_up(s.entries * 4, 256);
+  l.offsets = l.starts + round_up(s.entries * 4, 256);
+  l.temp = l.offsets + round_up(s.entries * 4, 256);
+  l.total = l.temp + round_up(scan_temp_bytes(s.entries), 256);
+  return l;
+}
+
+std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits())).total; }
+
+template <bool Aligned, bool Match>
+void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
+  auto kernel = partition_kernel<Aligned, Match>;
+  const std::size_t smem = partition_smem(args.partitions);
+  cuda_detail::allow_dynamic_shared(kernel, smem);
+  const int resident = cuda_detail::resident_blocks(kernel, P::kThreads, smem);
+  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(args.tiles, 1, std::max(1, resident)));
+  kernel<<<blocks, P::kThreads, smem, stream>>>(args);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+void run(const RunArgs& a) {
+  const int low = low_bits();
+  const Shape s = shape_of(*a.binning, a.n, low);
+  const Layout l = layout_for(s);
+  auto* ws = static_cast<unsigned char*>(a.workspace);
+  const cudaStream_t stream = stream_of(a);
+  cuda_detail::clear_slots_unless_accumulating(a);
+  if (a.n == 0) return;
+
+  PartitionArgs pa{};
+  pa.partitions = s.partitions;
+  pa.low_bits = low;
+  pa.map = binmap::make_int_shift<true>(*a.binning);
+  pa.is_signed = a.type == SampleType::i32;
+  pa.payload = reinterpret_cast<unsigned short*>(ws + l.payload);
+  pa.lengths = reinterpret_cast<unsigned*>(ws + l.lengths);
+  pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
+  pa.slots = a.slots;
+  CountArgs ca{};
+  ca.payload = pa.payload;
+  ca.lengths = pa.lengths;
+  ca.starts = reinterpret_cast<unsigned*>(ws + l.starts);
+  ca.offsets = pa.offsets;
+  ca.low_bits = low;
+  ca.slots = a.slots;
+  void* temp = ws + l.temp;
+  const std::size_t csmem = count_smem(low);
+  cuda_detail::allow_dynamic_shared(count_kernel, csmem);
+  const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
+
+  const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
+  const bool match = match_ranks();
+  std::uint32_t most_tiles = 0;
+  for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
+    const std::uint64_t m = std::min(s.chunk, a.n - done);
+    pa.keys = static_cast<const unsigned char*>(a.samples) + done * 4;
+    pa.m = m;
+    pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
+    most_tiles = std::max(most_tiles, pa.tiles);
+    if (aligned) {
+      if (match) launch_partition<true, true>(pa, stream);
+      else launch_partition<true, false>(pa, stream);
+    } else {
+      if (match) launch_partition<false, true>(pa, stream);
+      else launch_partition<false, false>(pa, stream);
+    }
+    const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
+    std::size_t temp_bytes = l.total - l.temp;
+    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, pa.lengths, reinterpret_cast<unsigned*>(ws + l.starts),
+                                                       static_cast<int>(entries), stream));
+    ca.tiles = pa.tiles;
+    ca.entries = static_cast<std::uint32_t>(entries);
+    // About 8 K keys a block at least; blocks left without keys return at once.
+    const unsigned blocks =
+        static_cast<unsigned>(std::clamp<std::uint64_t>((m + 8191) / 8192, 1, static_cast<std::uint64_t>(count_resident)));
+    count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
+    LEVELHIST_CUDA_CHECK_LAUNCH();
+  }
+  // The workspace contract: leave it zero. One clearing of what the largest chunk used.
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * P::kTileKeys * 2, stream));
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
+}
+
+std::vector<std::uint64_t> boundaries(const Problem&) {
+  return {1, 32, P::kTileKeys, 2 * P::kTileKeys, 3 * P::kTileKeys + 5};
+}
+
+}  // namespace
+
+const Strategy gpu_partition_count{
+    "gpu_partition_count",
+    Backend::cuda,
+    "u32/i32 keys in huge even bin counts (2^20, 2^24): each tile's keys grouped by the high bits of their bin "
+    "into 16-bit payloads (no sort), then every partition counted in a shared histogram of 2^14 bins",
+    "levelhist (docs/PERFORMANCE-general.md, section 15)",
+    supports,
+    workspace_bytes,
+    run,
+    boundaries};
+
+}  // namespace levelhist::strategies
