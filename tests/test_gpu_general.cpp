@@ -307,8 +307,7 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
 // gpu_partition_count counts an input a chunk at a time and groups every tile's
 // keys by partition: chunks of one tile and of three (so that a chunk ends in
 // the middle of a partition's runs, and the last chunk is short), partitions
-// of 2^12 to 2^15 bins, ranks by one atomic a key and by groups of equal
-// partitions, on keys spread over every bin, piled on one, on a few, on a ramp
+// of 2^12 to 2^15 bins, on keys spread over every bin, piled on one, on a few, on a ramp
 // (every tile one or two partitions) and on the range's edges; unaligned and
 // accumulating calls too.
 TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
@@ -329,10 +328,9 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
       {SampleType::i32, {"i32_70000_narrow", Binning::even(70000, -35000, 35000)}}};
   for (const char* chunk : {"8192", "24576", ""}) {
     for (const char* low : {"12", "15", ""}) {
-      for (const char* match : {"0", "1"}) {
-        ScopedEnv c("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), l("LEVELHIST_PARTITION_LOW_BITS", low),
-            m("LEVELHIST_PARTITION_MATCH", match);
-        const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low + ", match " + match;
+      {
+        ScopedEnv c("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), l("LEVELHIST_PARTITION_LOW_BITS", low);
+        const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low;
         for (const Case& c : cases) {
           if (!strategy_accepts(*s, Problem{c.type, &c.nb.binning, n})) {
             ADD_FAILURE() << "gpu_partition_count declines " << c.nb.name << ", " << knobs;

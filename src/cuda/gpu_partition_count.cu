@@ -77,9 +77,6 @@ std::uint64_t chunk_limit() {
                                                          P::kChunkKeys);
   return v / P::kTileKeys * P::kTileKeys;
 }
-// Ranks with one shared atomic per group of equal partitions in a warp
-// (__match_any_sync) instead of one per key (LEVELHIST_PARTITION_MATCH=1).
-bool match_ranks() { return ::levelhist::detail::env_knob("LEVELHIST_PARTITION_MATCH", 0, 0, 1) != 0; }
 
 using ShiftMap64 = binmap::IntShiftMap<true>;
 
@@ -145,7 +142,7 @@ std::size_t partition_smem(std::uint32_t partitions) {
   return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
 }
 
-template <bool Aligned, bool Match>
+template <bool Aligned>
 __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* stage = reinterpret_cast<unsigned short*>(smem);
@@ -179,18 +176,16 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
           ++over;
         }
       }
-      unsigned r = 0;
-      if constexpr (Match) {
-        // One atomic per group of lanes with the same partition (constant
-        // keys: one a warp instead of 32 on one counter).
-        const unsigned peers = __match_any_sync(0xffffffffu, q);
-        const unsigned leader = __ffs(peers) - 1;
+      // A warp whose 32 keys share one partition (constant or sorted keys)
+      // ranks them with one atomic: 32 on one counter would serialize.
+      unsigned r;
+      const unsigned q0 = __shfl_sync(0xffffffffu, q, 0);
+      if (__all_sync(0xffffffffu, q == q0) && q0 != P::kSkip) {
         unsigned base = 0;
-        if (lane == leader && q != P::kSkip) base = atomicAdd(count + q, __popc(peers));
-        base = __shfl_sync(0xffffffffu, base, leader);
-        r = base + __popc(peers & ((1u << lane) - 1));
+        if (lane == 0) base = atomicAdd(count + q0, 32u);
+        r = __shfl_sync(0xffffffffu, base, 0) + lane;
       } else {
-        if (q != P::kSkip) r = atomicAdd(count + q, 1u);
+        r = q != P::kSkip ? atomicAdd(count + q, 1u) : 0;
       }
       part[u] = q;
       rank_value[u] = (r << 16) | v;
@@ -301,7 +296,7 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
       // and walks its run index forward (runs are consecutive, k increases).
       unsigned run = 0;
       for (unsigned k0 = 0; k0 < keys; k0 += 32 * P::kLoadsInFlight) {
-        unsigned short v[P::kLoadsInFlight];
+        unsigned short v[P::kLoadsInFlight] = {};
 #pragma unroll
         for (int u = 0; u < P::kLoadsInFlight; ++u) {
           const unsigned k = k0 + u * 32 + lane;
@@ -311,8 +306,18 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
           }
         }
 #pragma unroll
-        for (int u = 0; u < P::kLoadsInFlight; ++u)
-          if (k0 + u * 32 + lane < keys) atomicAdd(h + v[u], 1u);
+        for (int u = 0; u < P::kLoadsInFlight; ++u) {
+          const bool valid = k0 + u * 32 + lane < keys;
+          // A warp of one value (constant keys) adds once: 32 atomics on one
+          // counter would serialize.
+          const unsigned v0 = __shfl_sync(0xffffffffu, v[u], 0);
+          if (__all_sync(0xffffffffu, !valid || v[u] == v0)) {
+            const unsigned n = __popc(__ballot_sync(0xffffffffu, valid));
+            if (lane == 0 && n) atomicAdd(h + v0, n);
+          } else if (valid) {
+            atomicAdd(h + v[u], 1u);
+          }
+        }
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
     }
@@ -385,9 +390,9 @@ Layout layout_for(const Shape& s) {
 
 std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits())).total; }
 
-template <bool Aligned, bool Match>
+template <bool Aligned>
 void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
-  auto kernel = partition_kernel<Aligned, Match>;
+  auto kernel = partition_kernel<Aligned>;
   const std::size_t smem = partition_smem(args.partitions);
   cuda_detail::allow_dynamic_shared(kernel, smem);
   const int resident = cuda_detail::resident_blocks(kernel, P::kThreads, smem);
@@ -427,7 +432,6 @@ void run(const RunArgs& a) {
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
-  const bool match = match_ranks();
   std::uint32_t most_tiles = 0;
   for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
     const std::uint64_t m = std::min(s.chunk, a.n - done);
@@ -435,16 +439,11 @@ void run(const RunArgs& a) {
     pa.m = m;
     pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
     most_tiles = std::max(most_tiles, pa.tiles);
-    if (aligned) {
-      if (match) launch_partition<true, true>(pa, stream);
-      else launch_partition<true, false>(pa, stream);
-    } else {
-      if (match) launch_partition<false, true>(pa, stream);
-      else launch_partition<false, false>(pa, stream);
-    }
+    if (aligned) launch_partition<true>(pa, stream);
+    else launch_partition<false>(pa, stream);
     const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
     std::size_t temp_bytes = l.total - l.temp;
-    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, pa.lengths, reinterpret_cast<unsigned*>(ws + l.starts),
+    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, static_cast<const unsigned*>(pa.lengths), reinterpret_cast<unsigned*>(ws + l.starts),
                                                        static_cast<int>(entries), stream));
     ca.tiles = pa.tiles;
     ca.entries = static_cast<std::uint32_t>(entries);
