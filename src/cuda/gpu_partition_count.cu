@@ -246,6 +246,23 @@ __device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t entrie
   return lo;
 }
 
+// The largest entry i in [first, end) with starts[i] <= x (starts[first] <= x),
+// by one warp, 32 candidates a round.
+__device__ std::uint32_t find_entry_in_warp(const unsigned* starts, std::uint32_t first, std::uint32_t end, unsigned x) {
+  const unsigned lane = threadIdx.x & 31;
+  std::uint32_t lo = first, hi = end - 1;
+  while (lo < hi) {  // uniform across the warp
+    const std::uint32_t step = (hi - lo + 32) / 32;
+    const std::uint64_t idx = lo + std::uint64_t{lane} * step;
+    const bool below = idx <= hi && starts[idx] <= x;
+    const std::uint32_t c = __popc(__ballot_sync(0xffffffffu, below));  // >= 1: idx = lo
+    const std::uint32_t new_lo = lo + (c - 1) * step;
+    hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
+    lo = new_lo;
+  }
+  return lo;
+}
+
 // Dynamic shared memory: 2^low_bits counters, then per warp its runs' 33
 // prefix sums and 32 offsets.
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
@@ -262,23 +279,28 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
   const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
   if (lo >= hi) return;  // the whole block
   for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads) h[j] = 0;
-  const std::uint32_t i_first = find_entry(a.starts, a.entries, lo);
-  const std::uint32_t i_last = find_entry(a.starts, a.entries, hi - 1);
-  const unsigned warps = P::kCountThreads / 32;
-  for (std::uint32_t q = i_first / a.tiles; q <= i_last / a.tiles; ++q) {
-    const std::uint32_t row = q * a.tiles;
-    const std::uint32_t ea = std::max(i_first, row), eb = std::min(i_last, row + a.tiles - 1);
-    for (std::uint64_t batch = ea + std::uint64_t{warp} * 32; batch <= eb; batch += warps * 32) {
-      // Lane j describes run batch + j: its keys inside [lo, hi) and where they are.
-      const std::uint32_t i = static_cast<std::uint32_t>(batch) + lane;
-      unsigned len = 0, src = 0;
-      if (i <= eb) {
-        const unsigned e0 = a.starts[i];
-        const unsigned e1 = i + 1 < a.entries ? a.starts[i + 1] : total;
-        const unsigned g0 = max(e0, lo), g1 = min(e1, hi);
+  const std::uint32_t q_first = find_entry(a.starts, a.entries, lo) / a.tiles;
+  const std::uint32_t q_last = find_entry(a.starts, a.entries, hi - 1) / a.tiles;
+  for (std::uint32_t q = q_first; q <= q_last; ++q) {
+    // The block's keys in partition q, an equal share to each warp (one long
+    // run, e.g. constant keys, is shared by all warps).
+    const std::uint32_t row = q * a.tiles, row_end = row + a.tiles;
+    const unsigned qa = max(lo, a.starts[row]);
+    const unsigned qb = min(hi, row_end < a.entries ? a.starts[row_end] : total);
+    const unsigned wlo = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * warp / 32) : 0;
+    const unsigned whi = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * (warp + 1) / 32) : 0;
+    std::uint32_t i = wlo < whi ? find_entry_in_warp(a.starts, row, row_end, wlo) : row_end;
+    while (i < row_end) {  // uniform across the warp
+      // Lane j describes run i + j: its keys inside [wlo, whi) and where they are.
+      const std::uint32_t e = i + lane;
+      unsigned len = 0, src = 0, e1 = ~0u;
+      if (e < row_end) {
+        const unsigned e0 = a.starts[e];
+        e1 = e + 1 < a.entries ? a.starts[e + 1] : total;
+        const unsigned g0 = max(e0, wlo), g1 = min(e1, whi);
         if (g1 > g0) {
           len = g1 - g0;
-          src = (i - row) * P::kTileKeys + a.offsets[i] + (g0 - e0);
+          src = (e - row) * P::kTileKeys + a.offsets[e] + (g0 - e0);
         }
       }
       unsigned incl = len;
@@ -320,6 +342,9 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
         }
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
+      // On while the next run starts below whi.
+      const unsigned next = __shfl_sync(0xffffffffu, e1, 31);
+      i = next < whi ? i + 32 : row_end;
     }
     __syncthreads();
     std::uint64_t* out = a.slots + std::uint64_t{q} * width;
