@@ -58,7 +58,7 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr int kDefaultLowBits = 14;  // 64 KiB of counters: two 1024-thread blocks an SM
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
-  static constexpr int kLoadsInFlight = 4;  // payloads a lane loads before counting them
+  static constexpr int kLoadsInFlight = 3;  // payloads a lane loads a group (two groups in flight; 4 spill at 32 registers)
   static constexpr unsigned kSkip = 0xffffffffu;
 };
 using P = PartitionPolicy;
@@ -159,14 +159,21 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
     for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
     __syncthreads();
     const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+    // All sixteen loads first: a load after a shared atomic in program order
+    // waits for it, and sixteen round trips a tile cost 4x the whole pass.
+    unsigned key[P::kKeysPerThread];
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u) {
+      const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
+      key[u] = i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
+    }
     unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u) {
       const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
       unsigned q = P::kSkip, v = 0;
       if (i < a.m) {
-        const unsigned bits = load_sample<unsigned, Aligned>(a.keys, i);
-        const std::uint32_t s = a.map(value_of(bits, a.is_signed));
+        const std::uint32_t s = a.map(value_of(key[u], a.is_signed));
         if (s < bins) {
           q = s >> a.low_bits;
           v = s & mask;
@@ -267,7 +274,7 @@ __device__ std::uint32_t find_entry_in_warp(const unsigned* starts, std::uint32_
 // prefix sums and 32 offsets.
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
 
-__global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
+__global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* h = reinterpret_cast<unsigned*>(smem);
   const unsigned width = 1u << a.low_bits;
@@ -316,9 +323,11 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
       __syncwarp();
       // The batch's keys as one sequence: lane takes k = lane, lane + 32, ...,
       // and walks its run index forward (runs are consecutive, k increases).
+      // Loads run one group ahead of the counting: a group's loads are issued
+      // before the previous group's atomics, which they would otherwise wait for.
+      constexpr unsigned kGroup = 32 * P::kLoadsInFlight;
       unsigned run = 0;
-      for (unsigned k0 = 0; k0 < keys; k0 += 32 * P::kLoadsInFlight) {
-        unsigned short v[P::kLoadsInFlight] = {};
+      auto load_group = [&](unsigned k0, unsigned short (&v)[P::kLoadsInFlight]) {
 #pragma unroll
         for (int u = 0; u < P::kLoadsInFlight; ++u) {
           const unsigned k = k0 + u * 32 + lane;
@@ -327,24 +336,30 @@ __global__ void __launch_bounds__(P::kCountThreads) count_kernel(CountArgs a) {
             v[u] = a.payload[k + delta[run]];
           }
         }
+      };
+      unsigned short cur[P::kLoadsInFlight] = {}, ahead[P::kLoadsInFlight] = {};
+      if (keys) load_group(0, cur);
+      for (unsigned k0 = 0; k0 < keys; k0 += kGroup) {
+        if (k0 + kGroup < keys) load_group(k0 + kGroup, ahead);
 #pragma unroll
         for (int u = 0; u < P::kLoadsInFlight; ++u) {
           const bool valid = k0 + u * 32 + lane < keys;
           // A warp of one value (constant keys) adds once: 32 atomics on one
           // counter would serialize.
-          const unsigned v0 = __shfl_sync(0xffffffffu, v[u], 0);
-          if (__all_sync(0xffffffffu, !valid || v[u] == v0)) {
+          const unsigned v0 = __shfl_sync(0xffffffffu, cur[u], 0);
+          if (__all_sync(0xffffffffu, !valid || cur[u] == v0)) {
             const unsigned n = __popc(__ballot_sync(0xffffffffu, valid));
             if (lane == 0 && n) atomicAdd(h + v0, n);
           } else if (valid) {
-            atomicAdd(h + v[u], 1u);
+            atomicAdd(h + cur[u], 1u);
           }
+          cur[u] = ahead[u];
         }
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
       // On while the next run starts below whi.
-      const unsigned next = __shfl_sync(0xffffffffu, e1, 31);
-      i = next < whi ? i + 32 : row_end;
+      const unsigned next_run = __shfl_sync(0xffffffffu, e1, 31);
+      i = next_run < whi ? i + 32 : row_end;
     }
     __syncthreads();
     std::uint64_t* out = a.slots + std::uint64_t{q} * width;
