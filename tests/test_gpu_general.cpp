@@ -307,7 +307,8 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
 // gpu_partition_count counts an input a chunk at a time and groups every tile's
 // keys by partition: chunks of one tile and of three (so that a chunk ends in
 // the middle of a partition's runs, and the last chunk is short), partitions
-// of 2^12 to 2^15 bins, on keys spread over every bin, piled on one, on a few, on a ramp
+// of 2^12 to 2^15 bins, bounds whose lower end is a key of the type and one
+// that is not, on keys spread over every bin, piled on one, on a few, on a ramp
 // (every tile one or two partitions) and on the range's edges; unaligned and
 // accumulating calls too.
 TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
@@ -325,7 +326,9 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
       {SampleType::u32, {"u32_2e24", Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0)}},
       {SampleType::u32, {"u32_2e18_offset_inclusive", Binning::even(std::uint64_t{1} << 18, 1000, 1000 + 1024.0 * (1 << 18), true)}},
       {SampleType::i32, {"i32_2e20_signed", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}},
-      {SampleType::i32, {"i32_70000_narrow", Binning::even(70000, -35000, 35000)}}};
+      {SampleType::i32, {"i32_70000_narrow", Binning::even(70000, -35000, 35000)}},
+      // a lower bound below every u32 key: the 64-bit map (the others take the 32-bit one)
+      {SampleType::u32, {"u32_2e20_from_minus_2e31", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}}};
   for (const char* chunk : {"8192", "24576", ""}) {
     for (const char* low : {"12", "15", ""}) {
       {

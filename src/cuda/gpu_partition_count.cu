@@ -58,7 +58,7 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr int kDefaultLowBits = 14;  // 64 KiB of counters: two 1024-thread blocks an SM
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
-  static constexpr int kLoadsInFlight = 3;  // payloads a lane loads a group (two groups in flight; 4 spill at 32 registers)
+  static constexpr int kLoadsInFlight = 2;  // payloads a lane loads a group (two groups in flight; 3 spill at 32 registers)
   static constexpr unsigned kSkip = 0xffffffffu;
 };
 using P = PartitionPolicy;
@@ -84,6 +84,33 @@ __device__ __forceinline__ std::int64_t value_of(unsigned bits, bool is_signed) 
   return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
 }
 
+// The same map in 32-bit arithmetic, without branches, for bounds whose lower
+// end is a key of the type (every key >= lower then differs from it by less
+// than 2^32): keys compared in their unsigned order (i32: sign bit flipped).
+struct KeyMap32 {
+  unsigned flip;   // 0x80000000 for i32 keys, else 0
+  unsigned lower;  // the lower bound as a key, flipped
+  unsigned last;   // in range: 0 <= key - lower <= last (clamped to 2^32 - 1)
+  unsigned shift, bins;
+  __device__ __forceinline__ std::uint32_t operator()(unsigned key) const {
+    const unsigned x = key ^ flip, d = x - lower;
+    const unsigned b = min(d >> shift, bins - 1);  // numpy's key == upper: the last bin
+    return x < lower ? bins : d > last ? bins + 1 : b;
+  }
+};
+
+// KeyMap32 for `m` where its lower bound is a key of the type; false if not.
+bool make_key_map32(const ShiftMap64& m, bool is_signed, KeyMap32* out) {
+  const std::int64_t type_min = is_signed ? -2147483648LL : 0, type_max = is_signed ? 2147483647LL : 4294967295LL;
+  if (m.lower < type_min || m.lower > type_max) return false;
+  out->flip = is_signed ? 0x80000000u : 0u;
+  out->lower = static_cast<unsigned>(static_cast<std::uint64_t>(m.lower)) ^ out->flip;
+  out->last = static_cast<unsigned>(std::min<std::uint64_t>(m.last, 0xffffffffull));
+  out->shift = m.shift;
+  out->bins = m.bins;
+  return true;
+}
+
 struct PartitionArgs {
   const void* keys;
   std::uint64_t m;  // keys in this chunk
@@ -91,6 +118,7 @@ struct PartitionArgs {
   std::uint32_t partitions;
   int low_bits;
   ShiftMap64 map;
+  KeyMap32 map32;  // where it applies (the kernel's Fast32)
   bool is_signed;
   unsigned short* payload;  // tile t's payloads at t * kTileKeys, grouped by partition
   unsigned* lengths;        // [q * tiles + t]: keys of tile t in partition q
@@ -142,7 +170,52 @@ std::size_t partition_smem(std::uint32_t partitions) {
   return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
 }
 
-template <bool Aligned>
+// One tile's keys: each one's partition and, packed, its rank among the
+// tile's keys of that partition (high 16 bits) and its bin in the partition.
+// Full: the whole tile is in the input (no bound test a key).
+template <bool Aligned, bool Fast32, bool Full>
+__device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t first, unsigned* count,
+                                          unsigned (&part)[P::kKeysPerThread],
+                                          unsigned (&rank_value)[P::kKeysPerThread], unsigned& under,
+                                          unsigned& over) {
+  const std::uint32_t bins = a.map.bins;
+  const unsigned mask = (1u << a.low_bits) - 1;
+  const unsigned lane = threadIdx.x & 31;
+  // All sixteen loads first: a load after a shared atomic in program order
+  // waits for it, and sixteen round trips a tile cost 4x the whole pass.
+  unsigned key[P::kKeysPerThread];
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
+    key[u] = Full || i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
+  }
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    const bool in = Full || first + u * P::kThreads + threadIdx.x < a.m;
+    std::uint32_t s;
+    if constexpr (Fast32) s = a.map32(key[u]);
+    else s = a.map(value_of(key[u], a.is_signed));
+    s = in ? s : bins + 2;  // past the end: neither counted nor a flow
+    under += s == bins;
+    over += s == bins + 1;
+    const unsigned q = s < bins ? s >> a.low_bits : P::kSkip;
+    // A warp whose 32 keys share one partition (constant or sorted keys)
+    // ranks them with one atomic: 32 on one counter would serialize.
+    unsigned r;
+    const unsigned q0 = __shfl_sync(0xffffffffu, q, 0);
+    if (__all_sync(0xffffffffu, q == q0) && q0 != P::kSkip) {
+      unsigned base = 0;
+      if (lane == 0) base = atomicAdd(count + q0, 32u);
+      r = __shfl_sync(0xffffffffu, base, 0) + lane;
+    } else {
+      r = q != P::kSkip ? atomicAdd(count + q, 1u) : 0;
+    }
+    part[u] = q;
+    rank_value[u] = (r << 16) | (s & mask);
+  }
+}
+
+template <bool Aligned, bool Fast32>
 __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* stage = reinterpret_cast<unsigned short*>(smem);
@@ -152,51 +225,16 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
   unsigned* flow = warp_sums + 33;             // underflow, overflow
   if (threadIdx.x < 2) flow[threadIdx.x] = 0;
   const std::uint32_t bins = a.map.bins;
-  const unsigned mask = (1u << a.low_bits) - 1;
-  const unsigned lane = threadIdx.x & 31;
   unsigned under = 0, over = 0;
   for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
     for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
     __syncthreads();
     const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
-    // All sixteen loads first: a load after a shared atomic in program order
-    // waits for it, and sixteen round trips a tile cost 4x the whole pass.
-    unsigned key[P::kKeysPerThread];
-#pragma unroll
-    for (int u = 0; u < P::kKeysPerThread; ++u) {
-      const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
-      key[u] = i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
-    }
     unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
-#pragma unroll
-    for (int u = 0; u < P::kKeysPerThread; ++u) {
-      const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
-      unsigned q = P::kSkip, v = 0;
-      if (i < a.m) {
-        const std::uint32_t s = a.map(value_of(key[u], a.is_signed));
-        if (s < bins) {
-          q = s >> a.low_bits;
-          v = s & mask;
-        } else if (s == bins) {
-          ++under;
-        } else {
-          ++over;
-        }
-      }
-      // A warp whose 32 keys share one partition (constant or sorted keys)
-      // ranks them with one atomic: 32 on one counter would serialize.
-      unsigned r;
-      const unsigned q0 = __shfl_sync(0xffffffffu, q, 0);
-      if (__all_sync(0xffffffffu, q == q0) && q0 != P::kSkip) {
-        unsigned base = 0;
-        if (lane == 0) base = atomicAdd(count + q0, 32u);
-        r = __shfl_sync(0xffffffffu, base, 0) + lane;
-      } else {
-        r = q != P::kSkip ? atomicAdd(count + q, 1u) : 0;
-      }
-      part[u] = q;
-      rank_value[u] = (r << 16) | v;
-    }
+    if (first + P::kTileKeys <= a.m)
+      rank_tile<Aligned, Fast32, true>(a, first, count, part, rank_value, under, over);
+    else
+      rank_tile<Aligned, Fast32, false>(a, first, count, part, rank_value, under, over);
     __syncthreads();
     const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
     __syncthreads();  // start[] was written by other threads than read it below
@@ -326,14 +364,18 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       // Loads run one group ahead of the counting: a group's loads are issued
       // before the previous group's atomics, which they would otherwise wait for.
       constexpr unsigned kGroup = 32 * P::kLoadsInFlight;
-      unsigned run = 0;
+      unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
       auto load_group = [&](unsigned k0, unsigned short (&v)[P::kLoadsInFlight]) {
 #pragma unroll
         for (int u = 0; u < P::kLoadsInFlight; ++u) {
           const unsigned k = k0 + u * 32 + lane;
           if (k < keys) {
-            while (pre[run + 1] <= k) ++run;
-            v[u] = a.payload[k + delta[run]];
+            while (k >= run_end) {
+              ++run;
+              run_end = pre[run + 1];
+              run_delta = delta[run];
+            }
+            v[u] = a.payload[k + run_delta];
           }
         }
       };
@@ -430,9 +472,9 @@ Layout layout_for(const Shape& s) {
 
 std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits())).total; }
 
-template <bool Aligned>
+template <bool Aligned, bool Fast32>
 void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
-  auto kernel = partition_kernel<Aligned>;
+  auto kernel = partition_kernel<Aligned, Fast32>;
   const std::size_t smem = partition_smem(args.partitions);
   cuda_detail::allow_dynamic_shared(kernel, smem);
   const int resident = cuda_detail::resident_blocks(kernel, P::kThreads, smem);
@@ -455,6 +497,7 @@ void run(const RunArgs& a) {
   pa.low_bits = low;
   pa.map = binmap::make_int_shift<true>(*a.binning);
   pa.is_signed = a.type == SampleType::i32;
+  const bool fast32 = make_key_map32(pa.map, pa.is_signed, &pa.map32);
   pa.payload = reinterpret_cast<unsigned short*>(ws + l.payload);
   pa.lengths = reinterpret_cast<unsigned*>(ws + l.lengths);
   pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
@@ -479,8 +522,13 @@ void run(const RunArgs& a) {
     pa.m = m;
     pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
     most_tiles = std::max(most_tiles, pa.tiles);
-    if (aligned) launch_partition<true>(pa, stream);
-    else launch_partition<false>(pa, stream);
+    if (aligned) {
+      if (fast32) launch_partition<true, true>(pa, stream);
+      else launch_partition<true, false>(pa, stream);
+    } else {
+      if (fast32) launch_partition<false, true>(pa, stream);
+      else launch_partition<false, false>(pa, stream);
+    }
     const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
     std::size_t temp_bytes = l.total - l.temp;
     LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, static_cast<const unsigned*>(pa.lengths), reinterpret_cast<unsigned*>(ws + l.starts),
