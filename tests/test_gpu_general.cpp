@@ -836,8 +836,8 @@ TEST(GpuGeneral, AutoPicksTheMeasuredWinners) {
   EXPECT_EQ(chosen({SampleType::u16, &u16_all, n}), "gpu_split_bins");
   EXPECT_EQ(chosen({SampleType::f32, &f32_1024, n}), "gpu_shared_swizzle");
   EXPECT_EQ(chosen({SampleType::f32, &edges, n}), "gpu_shared_lanes");
-  EXPECT_EQ(chosen({SampleType::u32, &k20, n}), "gpu_bucket_sort");
-  EXPECT_EQ(chosen({SampleType::u32, &k24, n}), "gpu_bucket_sort");
+  EXPECT_EQ(chosen({SampleType::u32, &k20, n}), "gpu_partition_count");
+  EXPECT_EQ(chosen({SampleType::u32, &k24, n}), "gpu_partition_count");
   EXPECT_EQ(chosen({SampleType::u8, &bytes, n, PixelLayout{4, 0xF, 8192, 8192, 0}}), "gpu_pixel_lane_columns");
   EXPECT_EQ(chosen({SampleType::u8, &bytes, n, PixelLayout{4, 0x7, 8192, 8192, 0}}), "gpu_pixel_lane_columns");
   Problem weighted{SampleType::f32, &f32_1024, n};

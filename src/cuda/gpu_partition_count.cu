@@ -56,19 +56,23 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kTileKeys = kThreads * kKeysPerThread;  // 8192: ranks fit 13 bits
   static constexpr int kCountThreads = 1024;
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
-  static constexpr int kDefaultLowBits = 14;  // 64 KiB of counters: two 1024-thread blocks an SM
-  static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
+    static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
   static constexpr int kLoadsInFlight = 2;  // payloads a lane loads a group (two groups in flight; 3 spill at 32 registers)
   static constexpr unsigned kSkip = 0xffffffffu;
 };
 using P = PartitionPolicy;
 static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
 
-// The bins a partition covers, 2^low_bits (LEVELHIST_PARTITION_LOW_BITS: 12 to
-// 15; read at every call, so that the workspace and the run agree and a test
-// can set it).
-int low_bits() {
-  return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_PARTITION_LOW_BITS", P::kDefaultLowBits, 12, 15));
+// The bins a partition covers, 2^low_bits: 2^14 (64 KiB of counters, two
+// counting blocks an SM) up to 2^21 bins, 2^15 (128 KiB, one block) beyond,
+// where 2^14 would make more than 128 partitions, so runs of a few keys a tile
+// (the H200, 2^20 bins: 843 GB/s at 2^14 against 763 at 2^15; 2^24 bins: 359
+// against 457). LEVELHIST_PARTITION_LOW_BITS (12 to 15) sets it for every bin
+// count; read at every call, so that the workspace and the run agree and a
+// test can set it.
+int low_bits(std::uint64_t bins) {
+  const int policy = bins > (std::uint64_t{1} << 21) ? 15 : 14;
+  return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_PARTITION_LOW_BITS", policy, 12, 15));
 }
 // Keys counted a chunk at a time (LEVELHIST_PARTITION_CHUNK_KEYS, whole tiles,
 // so that the tests can take the many-chunk path on small inputs).
@@ -383,20 +387,22 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       if (keys) load_group(0, cur);
       for (unsigned k0 = 0; k0 < keys; k0 += kGroup) {
         if (k0 + kGroup < keys) load_group(k0 + kGroup, ahead);
+        // A group of one value in the whole warp (constant keys) adds once:
+        // 32 atomics on one counter would serialize. One test a group.
+        const unsigned v0 = __shfl_sync(0xffffffffu, cur[0], 0);
+        bool same = true;
 #pragma unroll
-        for (int u = 0; u < P::kLoadsInFlight; ++u) {
-          const bool valid = k0 + u * 32 + lane < keys;
-          // A warp of one value (constant keys) adds once: 32 atomics on one
-          // counter would serialize.
-          const unsigned v0 = __shfl_sync(0xffffffffu, cur[u], 0);
-          if (__all_sync(0xffffffffu, !valid || cur[u] == v0)) {
-            const unsigned n = __popc(__ballot_sync(0xffffffffu, valid));
-            if (lane == 0 && n) atomicAdd(h + v0, n);
-          } else if (valid) {
-            atomicAdd(h + cur[u], 1u);
-          }
-          cur[u] = ahead[u];
+        for (int u = 0; u < P::kLoadsInFlight; ++u) same &= k0 + u * 32 + lane >= keys || cur[u] == v0;
+        if (__all_sync(0xffffffffu, same)) {
+          const unsigned n = min(keys - k0, kGroup);
+          if (lane == 0) atomicAdd(h + v0, n);
+        } else {
+#pragma unroll
+          for (int u = 0; u < P::kLoadsInFlight; ++u)
+            if (k0 + u * 32 + lane < keys) atomicAdd(h + cur[u], 1u);
         }
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u) cur[u] = ahead[u];
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
       // On while the next run starts below whi.
@@ -425,9 +431,9 @@ bool supports(const Problem& p, std::string* why_not) {
                  "bins over [0, 2^32))";
     return false;
   }
-  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits())) {
+  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins()))) {
     if (why_not)
-      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits()) +
+      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins())) +
                  " bins (4096 partitions of shared counters); gpu_bucket_sort takes more";
     return false;
   }
@@ -470,7 +476,7 @@ Layout layout_for(const Shape& s) {
   return l;
 }
 
-std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits())).total; }
+std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits(p.binning->bins()))).total; }
 
 template <bool Aligned, bool Fast32>
 void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
@@ -484,7 +490,7 @@ void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
 }
 
 void run(const RunArgs& a) {
-  const int low = low_bits();
+  const int low = low_bits(a.binning->bins());
   const Shape s = shape_of(*a.binning, a.n, low);
   const Layout l = layout_for(s);
   auto* ws = static_cast<unsigned char*>(a.workspace);
