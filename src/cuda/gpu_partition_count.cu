@@ -174,25 +174,29 @@ std::size_t partition_smem(std::uint32_t partitions) {
   return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
 }
 
-// One tile's keys: each one's partition and, packed, its rank among the
+// A tile's keys into registers, a thread's sixteen issued at once. Full: the
+// whole tile is in the input (no bound test a key).
+template <bool Aligned, bool Full>
+__device__ __forceinline__ void load_tile(const PartitionArgs& a, std::uint64_t first,
+                                          unsigned (&key)[P::kKeysPerThread]) {
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
+    key[u] = Full || i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
+  }
+}
+
+// A tile's keys mapped: each one's partition and, packed, its rank among the
 // tile's keys of that partition (high 16 bits) and its bin in the partition.
-// Full: the whole tile is in the input (no bound test a key).
-template <bool Aligned, bool Fast32, bool Full>
+template <bool Fast32, bool Full>
 __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t first, unsigned* count,
+                                          const unsigned (&key)[P::kKeysPerThread],
                                           unsigned (&part)[P::kKeysPerThread],
                                           unsigned (&rank_value)[P::kKeysPerThread], unsigned& under,
                                           unsigned& over) {
   const std::uint32_t bins = a.map.bins;
   const unsigned mask = (1u << a.low_bits) - 1;
   const unsigned lane = threadIdx.x & 31;
-  // All sixteen loads first: a load after a shared atomic in program order
-  // waits for it, and sixteen round trips a tile cost 4x the whole pass.
-  unsigned key[P::kKeysPerThread];
-#pragma unroll
-  for (int u = 0; u < P::kKeysPerThread; ++u) {
-    const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
-    key[u] = Full || i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
-  }
 #pragma unroll
   for (int u = 0; u < P::kKeysPerThread; ++u) {
     const bool in = Full || first + u * P::kThreads + threadIdx.x < a.m;
@@ -202,20 +206,26 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
     s = in ? s : bins + 2;  // past the end: neither counted nor a flow
     under += s == bins;
     over += s == bins + 1;
-    const unsigned q = s < bins ? s >> a.low_bits : P::kSkip;
-    // A warp whose 32 keys share one partition (constant or sorted keys)
-    // ranks them with one atomic: 32 on one counter would serialize.
-    unsigned r;
-    const unsigned q0 = __shfl_sync(0xffffffffu, q, 0);
-    if (__all_sync(0xffffffffu, q == q0) && q0 != P::kSkip) {
-      unsigned base = 0;
-      if (lane == 0) base = atomicAdd(count + q0, 32u);
-      r = __shfl_sync(0xffffffffu, base, 0) + lane;
-    } else {
-      r = q != P::kSkip ? atomicAdd(count + q, 1u) : 0;
-    }
-    part[u] = q;
-    rank_value[u] = (r << 16) | (s & mask);
+    part[u] = s < bins ? s >> a.low_bits : P::kSkip;
+    rank_value[u] = s & mask;
+  }
+  // A warp whose 16 x 32 keys share one partition (constant or sorted keys)
+  // ranks them with one atomic: 32 a warp on one counter would serialize.
+  // One test for the sixteen.
+  const unsigned q0 = __shfl_sync(0xffffffffu, part[0], 0);
+  bool same = q0 != P::kSkip;
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) same &= part[u] == q0;
+  if (__all_sync(0xffffffffu, same)) {
+    unsigned base = 0;
+    if (lane == 0) base = atomicAdd(count + q0, 32u * P::kKeysPerThread);
+    base = __shfl_sync(0xffffffffu, base, 0) + lane;
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u) rank_value[u] |= (base + 32u * u) << 16;
+  } else {
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u)
+      if (part[u] != P::kSkip) rank_value[u] |= atomicAdd(count + part[u], 1u) << 16;
   }
 }
 
@@ -230,15 +240,22 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
   if (threadIdx.x < 2) flow[threadIdx.x] = 0;
   const std::uint32_t bins = a.map.bins;
   unsigned under = 0, over = 0;
+  auto load = [&](std::uint32_t t, unsigned (&key)[P::kKeysPerThread]) {
+    const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+    if (first + P::kTileKeys <= a.m) load_tile<Aligned, true>(a, first, key);
+    else load_tile<Aligned, false>(a, first, key);
+  };
   for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
+    unsigned key[P::kKeysPerThread];
+    load(t, key);
     for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
     __syncthreads();
     const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
     unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
     if (first + P::kTileKeys <= a.m)
-      rank_tile<Aligned, Fast32, true>(a, first, count, part, rank_value, under, over);
+      rank_tile<Fast32, true>(a, first, count, key, part, rank_value, under, over);
     else
-      rank_tile<Aligned, Fast32, false>(a, first, count, part, rank_value, under, over);
+      rank_tile<Fast32, false>(a, first, count, key, part, rank_value, under, over);
     __syncthreads();
     const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
     __syncthreads();  // start[] was written by other threads than read it below
