@@ -1,9 +1,10 @@
 // gpu_partition_count: u32/i32 keys into huge numbers of even bins (2^20,
-// 2^24, up to 4096 x 2^14), where no histogram fits in shared memory.
+// 2^24, up to 4096 x 2^15), where no histogram fits in shared memory.
 //
 // Counting is order-free, so the keys need no sort, only a partition by the
 // high bits of their bin: partition q holds the bins [q 2^L, (q+1) 2^L), whose
-// 2^L 32-bit counters (64 KiB for L = 14) fit one block's shared memory.
+// 2^L 32-bit counters (64 KiB for L = 14, 128 KiB for 15) fit one block's
+// shared memory.
 //
 //  1. partition_kernel: a block takes a tile of 8192 keys, maps each to its
 //     bin (the exact integer-shift map every backend uses), ranks it in its
@@ -18,9 +19,9 @@
 //  3. count_kernel: block b takes the b-th equal share of that order (so the
 //     work is level whatever the keys' distribution: one hot partition is
 //     shared by all blocks), finds its first and last run by a 1024-way
-//     search, and counts the runs of each partition it meets into a shared
-//     histogram of 2^L counters, adding it to the 64-bit slots when the
-//     partition changes.
+//     search, gives each warp an equal share of its keys in each partition it
+//     meets, and counts them into a shared histogram of 2^L counters, added to
+//     the 64-bit slots when the partition changes.
 //
 // Bytes moved per key: 4 read + 2 written (pass 1), 2 read (pass 3), 2 written
 // again to leave the workspace zero; a sort (gpu_bucket_sort's onesweep pass)
@@ -56,7 +57,7 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kTileKeys = kThreads * kKeysPerThread;  // 8192: ranks fit 13 bits
   static constexpr int kCountThreads = 1024;
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
-    static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
+  static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
   static constexpr int kLoadsInFlight = 2;  // payloads a lane loads a group (two groups in flight; 3 spill at 32 registers)
   static constexpr unsigned kSkip = 0xffffffffu;
 };
