@@ -304,6 +304,59 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
   }
 }
 
+// gpu_partition_count counts an input a chunk at a time and groups every tile's
+// keys by partition: chunks of one tile and of three (so that a chunk ends in
+// the middle of a partition's runs, and the last chunk is short), partitions
+// of 2^12 to 2^15 bins, bounds whose lower end is a key of the type and one
+// that is not, on keys spread over every bin, piled on one, on a few, on a ramp
+// (every tile one or two partitions) and on the range's edges; unaligned and
+// accumulating calls too.
+TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const Strategy* s = find_strategy("gpu_partition_count");
+  ASSERT_NE(s, nullptr);
+  PlainRunner runner;
+  const std::uint64_t n = 5 * 8192 + 77;
+  struct Case {
+    SampleType type;
+    NamedBinning nb;
+  };
+  const std::vector<Case> cases = {
+      {SampleType::u32, {"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)}},
+      {SampleType::u32, {"u32_2e24", Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0)}},
+      {SampleType::u32, {"u32_2e18_offset_inclusive", Binning::even(std::uint64_t{1} << 18, 1000, 1000 + 1024.0 * (1 << 18), true)}},
+      {SampleType::i32, {"i32_2e20_signed", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}},
+      {SampleType::i32, {"i32_70000_narrow", Binning::even(70000, -35000, 35000)}},
+      // a lower bound below every u32 key: the 64-bit map (the others take the 32-bit one)
+      {SampleType::u32, {"u32_2e20_from_minus_2e31", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}}};
+  for (const char* chunk : {"8192", "24576", ""}) {
+    for (const char* low : {"12", "15", ""}) {
+      {
+        ScopedEnv c("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), l("LEVELHIST_PARTITION_LOW_BITS", low);
+        const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low;
+        for (const Case& c : cases) {
+          if (!strategy_accepts(*s, Problem{c.type, &c.nb.binning, n})) {
+            ADD_FAILURE() << "gpu_partition_count declines " << c.nb.name << ", " << knobs;
+            continue;
+          }
+          for (Dist dist : {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::ramp, Dist::on_edges}) {
+            GenSpec g = spec(c.type, c.nb.binning, dist, n, "partition " + c.nb.name);
+            if (c.nb.binning.bins() < 65536 * 4) g.window = window_around(c.nb.binning, c.type);  // most keys in range
+            const auto data = generate(g);
+            const auto reference = reference_slots(c.type, data.data(), n, c.nb.binning);
+            const std::string where = c.nb.name + ", " + describe(g) + ", " + knobs;
+            runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, false, where);
+            if (dist == Dist::uniform_window) {
+              runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, true, where + ", accumulate");
+              runner.check(*s, c.type, data, n, c.nb.binning, 3, reference, false, where + ", unaligned");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Runs of equal samples: in the shared strategies, even bins remember the
 // last sample a thread found next to an edge and do not map it again. Runs of
 // 1 to 40 of values on an edge, one ulp either side, -0 and +0 (one bin: they
@@ -783,8 +836,8 @@ TEST(GpuGeneral, AutoPicksTheMeasuredWinners) {
   EXPECT_EQ(chosen({SampleType::u16, &u16_all, n}), "gpu_split_bins");
   EXPECT_EQ(chosen({SampleType::f32, &f32_1024, n}), "gpu_shared_swizzle");
   EXPECT_EQ(chosen({SampleType::f32, &edges, n}), "gpu_shared_lanes");
-  EXPECT_EQ(chosen({SampleType::u32, &k20, n}), "gpu_bucket_sort");
-  EXPECT_EQ(chosen({SampleType::u32, &k24, n}), "gpu_bucket_sort");
+  EXPECT_EQ(chosen({SampleType::u32, &k20, n}), "gpu_partition_count");
+  EXPECT_EQ(chosen({SampleType::u32, &k24, n}), "gpu_partition_count");
   EXPECT_EQ(chosen({SampleType::u8, &bytes, n, PixelLayout{4, 0xF, 8192, 8192, 0}}), "gpu_pixel_lane_columns");
   EXPECT_EQ(chosen({SampleType::u8, &bytes, n, PixelLayout{4, 0x7, 8192, 8192, 0}}), "gpu_pixel_lane_columns");
   Problem weighted{SampleType::f32, &f32_1024, n};

@@ -25,6 +25,7 @@ constexpr std::array kLibraryStrategies = {
     &strategies::gpu_shared_lanes,
     &strategies::gpu_split_bins,
     &strategies::gpu_bucket_sort,
+    &strategies::gpu_partition_count,
     &strategies::gpu_weighted_shared,
     &strategies::gpu_block_global,
     &strategies::gpu_segments,

@@ -16,6 +16,7 @@ extern const Strategy gpu_shared_swizzle;
 extern const Strategy gpu_shared_lanes;
 extern const Strategy gpu_split_bins;
 extern const Strategy gpu_bucket_sort;
+extern const Strategy gpu_partition_count;
 extern const Strategy gpu_weighted_shared;
 extern const Strategy gpu_block_global;
 extern const Strategy gpu_segments;

@@ -123,12 +123,17 @@ __device__ __forceinline__ void count_row(const unsigned char* row, std::uint64_
   }
 }
 
+// Launched as a programmatic dependent launch (cuda_common.cuh): the columns
+// are cleared while the kernel ahead of it on the stream ends; nothing in
+// global memory is touched before the wait.
 template <int C>
 __global__ void __launch_bounds__(PixelLanePolicy::kThreads) pixel_lane_kernel(PixelArgs a) {
+  cuda_detail::allow_dependent_launch();
   extern __shared__ __align__(16) unsigned columns[];
   const std::uint32_t words = a.histograms_in_smem * kColumnWords;
   for (std::uint32_t i = threadIdx.x; i < words / 4; i += blockDim.x)
     reinterpret_cast<uint4*>(columns)[i] = make_uint4(0, 0, 0, 0);
+  cuda_detail::wait_for_prior_grid();
   __syncthreads();
 
   const std::uint32_t lane = threadIdx.x & (kLanes - 1);
@@ -252,8 +257,7 @@ void launch(const RunArgs& a, PixelArgs args) {
     args.blocks_per_row = 0;
     grid = std::clamp<std::uint64_t>((args.height + warps - 1) / warps, 1, wanted);
   }
-  kernel<<<static_cast<unsigned>(grid), PixelLanePolicy::kThreads, smem, stream_of(a)>>>(args);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
+  cuda_detail::launch_kernel<true>(kernel, static_cast<int>(grid), PixelLanePolicy::kThreads, smem, stream_of(a), args);
 }
 
 void run(const RunArgs& a) {

@@ -1,0 +1,591 @@
+// gpu_partition_count: u32/i32 keys into huge numbers of even bins (2^20,
+// 2^24, up to 4096 x 2^15), where no histogram fits in shared memory.
+//
+// Counting is order-free, so the keys need no sort, only a partition by the
+// high bits of their bin: partition q holds the bins [q 2^L, (q+1) 2^L), whose
+// 2^L 32-bit counters (64 KiB for L = 14, 128 KiB for 15) fit one block's
+// shared memory.
+//
+//  1. partition_kernel: a block takes a tile of 8192 keys, maps each to its
+//     bin (the exact integer-shift map every backend uses), ranks it in its
+//     partition with a shared atomic, and writes the tile's low bin bits as
+//     16-bit payloads back to global memory grouped by partition (the tile's
+//     own region: no global offsets, so no counting pass over the keys before
+//     it). Per tile and partition it records the run's length and offset,
+//     partition-major, so that one partition's runs from every tile are
+//     adjacent. Underflow and overflow are counted here and never stored.
+//  2. An exclusive scan (CUB) of the runs' lengths: every run's place in the
+//     partition-major order of all payloads.
+//  3. count_kernel: block b takes the b-th equal share of that order (so the
+//     work is level whatever the keys' distribution: one hot partition is
+//     shared by all blocks), finds its first and last run by a 1024-way
+//     search, gives each warp an equal share of its keys in each partition it
+//     meets, and counts them into a shared histogram of 2^L counters, added to
+//     the 64-bit slots when the partition changes.
+//
+// Bytes moved per key: 4 read + 2 written (pass 1), 2 read (pass 3), 2 written
+// again to leave the workspace zero; a sort (gpu_bucket_sort's onesweep pass)
+// moves 4 + 4 + 4 + 4 and ranks with decoupled look-back. Inputs larger than
+// a chunk (2^27 keys: 256 MiB of payloads) are counted a chunk at a time.
+// docs/PERFORMANCE-general.md, section 15.
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/bin_maps.hpp"
+#include "core/env_knob.hpp"
+#include "core/strategies.hpp"
+#include "cuda/cuda_common.cuh"
+#include "cuda/general_common.cuh"
+
+namespace levelhist::strategies {
+namespace {
+
+using cuda_detail::add_to_slot;
+using cuda_detail::load_sample;
+using cuda_detail::stream_of;
+using cuda_detail::general::round_up;
+
+struct PartitionPolicy {
+  // The partition pass: 512 threads of 16 keys (64 registers), two blocks an
+  // SM, so that one block's loads overlap the other's grouping.
+  static constexpr int kThreads = 512;
+  static constexpr int kKeysPerThread = 16;
+  static constexpr std::uint32_t kTileKeys = kThreads * kKeysPerThread;  // 8192: ranks fit 13 bits
+  static constexpr int kCountThreads = 1024;
+  static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
+  static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
+  static constexpr int kLoadsInFlight = 2;  // payloads a lane loads a group (two groups in flight; 3 spill at 32 registers)
+  static constexpr unsigned kSkip = 0xffffffffu;
+};
+using P = PartitionPolicy;
+static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
+
+// The bins a partition covers, 2^low_bits: 2^14 (64 KiB of counters, two
+// counting blocks an SM) up to 2^21 bins, 2^15 (128 KiB, one block) beyond,
+// where 2^14 would make more than 128 partitions, so runs of a few keys a tile
+// (the H200, 2^20 bins: 843 GB/s at 2^14 against 763 at 2^15; 2^24 bins: 359
+// against 457). LEVELHIST_PARTITION_LOW_BITS (12 to 15) sets it for every bin
+// count; read at every call, so that the workspace and the run agree and a
+// test can set it.
+int low_bits(std::uint64_t bins) {
+  const int policy = bins > (std::uint64_t{1} << 21) ? 15 : 14;
+  return static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_PARTITION_LOW_BITS", policy, 12, 15));
+}
+// Keys counted a chunk at a time (LEVELHIST_PARTITION_CHUNK_KEYS, whole tiles,
+// so that the tests can take the many-chunk path on small inputs).
+std::uint64_t chunk_limit() {
+  const std::uint64_t v = ::levelhist::detail::env_knob("LEVELHIST_PARTITION_CHUNK_KEYS", P::kChunkKeys, P::kTileKeys,
+                                                         P::kChunkKeys);
+  return v / P::kTileKeys * P::kTileKeys;
+}
+
+using ShiftMap64 = binmap::IntShiftMap<true>;
+
+__device__ __forceinline__ std::int64_t value_of(unsigned bits, bool is_signed) {
+  return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
+}
+
+// The same map in 32-bit arithmetic, without branches, for bounds whose lower
+// end is a key of the type (every key >= lower then differs from it by less
+// than 2^32): keys compared in their unsigned order (i32: sign bit flipped).
+struct KeyMap32 {
+  unsigned flip;   // 0x80000000 for i32 keys, else 0
+  unsigned lower;  // the lower bound as a key, flipped
+  unsigned last;   // in range: 0 <= key - lower <= last (clamped to 2^32 - 1)
+  unsigned shift, bins;
+  __device__ __forceinline__ std::uint32_t operator()(unsigned key) const {
+    const unsigned x = key ^ flip, d = x - lower;
+    const unsigned b = min(d >> shift, bins - 1);  // numpy's key == upper: the last bin
+    return x < lower ? bins : d > last ? bins + 1 : b;
+  }
+};
+
+// KeyMap32 for `m` where its lower bound is a key of the type; false if not.
+bool make_key_map32(const ShiftMap64& m, bool is_signed, KeyMap32* out) {
+  const std::int64_t type_min = is_signed ? -2147483648LL : 0, type_max = is_signed ? 2147483647LL : 4294967295LL;
+  if (m.lower < type_min || m.lower > type_max) return false;
+  out->flip = is_signed ? 0x80000000u : 0u;
+  out->lower = static_cast<unsigned>(static_cast<std::uint64_t>(m.lower)) ^ out->flip;
+  out->last = static_cast<unsigned>(std::min<std::uint64_t>(m.last, 0xffffffffull));
+  out->shift = m.shift;
+  out->bins = m.bins;
+  return true;
+}
+
+struct PartitionArgs {
+  const void* keys;
+  std::uint64_t m;  // keys in this chunk
+  std::uint32_t tiles;
+  std::uint32_t partitions;
+  int low_bits;
+  ShiftMap64 map;
+  KeyMap32 map32;  // where it applies (the kernel's Fast32)
+  bool is_signed;
+  unsigned short* payload;  // tile t's payloads at t * kTileKeys, grouped by partition
+  unsigned* lengths;        // [q * tiles + t]: keys of tile t in partition q
+  unsigned* offsets;        // [q * tiles + t]: where they start in tile t's region
+  std::uint64_t* slots;     // underflow and overflow go straight here
+};
+
+// Exclusive prefix sums of counts[0, n) into prefix[0, n) (n <= kMaxPartitions)
+// by the whole block of kThreads; returns the total. `warp_sums` holds 33 words.
+__device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefix, unsigned n, unsigned* warp_sums) {
+  const unsigned per = (n + P::kThreads - 1) / P::kThreads;
+  const unsigned first = threadIdx.x * per;
+  unsigned local = 0;
+  for (unsigned k = 0; k < per; ++k)
+    if (first + k < n) local += counts[first + k];
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned incl = local;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= static_cast<unsigned>(d)) incl += other;
+  }
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned w = lane < P::kThreads / 32 ? warp_sums[lane] : 0;
+    unsigned wincl = w;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned other = __shfl_up_sync(0xffffffffu, wincl, d);
+      if (lane >= static_cast<unsigned>(d)) wincl += other;
+    }
+    warp_sums[lane] = wincl - w;  // exclusive
+    if (lane == 31) warp_sums[32] = wincl;
+  }
+  __syncthreads();
+  unsigned run = warp_sums[warp] + incl - local;
+  for (unsigned k = 0; k < per; ++k)
+    if (first + k < n) {
+      prefix[first + k] = run;
+      run += counts[first + k];
+    }
+  return warp_sums[32];
+}
+
+// Dynamic shared memory: the tile's payloads, then per partition its count
+// and its start, then the scan's warp sums and the block's flow counters.
+std::size_t partition_smem(std::uint32_t partitions) {
+  return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
+}
+
+// A tile's keys into registers, a thread's sixteen issued at once. Full: the
+// whole tile is in the input (no bound test a key).
+template <bool Aligned, bool Full>
+__device__ __forceinline__ void load_tile(const PartitionArgs& a, std::uint64_t first,
+                                          unsigned (&key)[P::kKeysPerThread]) {
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    const std::uint64_t i = first + u * P::kThreads + threadIdx.x;
+    key[u] = Full || i < a.m ? load_sample<unsigned, Aligned>(a.keys, i) : 0;
+  }
+}
+
+// A tile's keys mapped: each one's partition and, packed, its rank among the
+// tile's keys of that partition (high 16 bits) and its bin in the partition.
+template <bool Fast32, bool Full>
+__device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t first, unsigned* count,
+                                          const unsigned (&key)[P::kKeysPerThread],
+                                          unsigned (&part)[P::kKeysPerThread],
+                                          unsigned (&rank_value)[P::kKeysPerThread], unsigned& under,
+                                          unsigned& over) {
+  const std::uint32_t bins = a.map.bins;
+  const unsigned mask = (1u << a.low_bits) - 1;
+  const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    const bool in = Full || first + u * P::kThreads + threadIdx.x < a.m;
+    std::uint32_t s;
+    if constexpr (Fast32) s = a.map32(key[u]);
+    else s = a.map(value_of(key[u], a.is_signed));
+    s = in ? s : bins + 2;  // past the end: neither counted nor a flow
+    under += s == bins;
+    over += s == bins + 1;
+    part[u] = s < bins ? s >> a.low_bits : P::kSkip;
+    rank_value[u] = s & mask;
+  }
+  // A warp whose 16 x 32 keys share one partition (constant or sorted keys)
+  // ranks them with one atomic: 32 a warp on one counter would serialize.
+  // One test for the sixteen.
+  const unsigned q0 = __shfl_sync(0xffffffffu, part[0], 0);
+  bool same = q0 != P::kSkip;
+#pragma unroll
+  for (int u = 0; u < P::kKeysPerThread; ++u) same &= part[u] == q0;
+  if (__all_sync(0xffffffffu, same)) {
+    unsigned base = 0;
+    if (lane == 0) base = atomicAdd(count + q0, 32u * P::kKeysPerThread);
+    base = __shfl_sync(0xffffffffu, base, 0) + lane;
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u) rank_value[u] |= (base + 32u * u) << 16;
+  } else {
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u)
+      if (part[u] != P::kSkip) rank_value[u] |= atomicAdd(count + part[u], 1u) << 16;
+  }
+}
+
+template <bool Aligned, bool Fast32>
+__global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* stage = reinterpret_cast<unsigned short*>(smem);
+  auto* count = reinterpret_cast<unsigned*>(smem + P::kTileKeys * sizeof(unsigned short));
+  unsigned* start = count + a.partitions;
+  unsigned* warp_sums = start + a.partitions;  // 33 words
+  unsigned* flow = warp_sums + 33;             // underflow, overflow
+  if (threadIdx.x < 2) flow[threadIdx.x] = 0;
+  const std::uint32_t bins = a.map.bins;
+  unsigned under = 0, over = 0;
+  auto load = [&](std::uint32_t t, unsigned (&key)[P::kKeysPerThread]) {
+    const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+    if (first + P::kTileKeys <= a.m) load_tile<Aligned, true>(a, first, key);
+    else load_tile<Aligned, false>(a, first, key);
+  };
+  for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
+    unsigned key[P::kKeysPerThread];
+    load(t, key);
+    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
+    __syncthreads();
+    const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+    unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
+    if (first + P::kTileKeys <= a.m)
+      rank_tile<Fast32, true>(a, first, count, key, part, rank_value, under, over);
+    else
+      rank_tile<Fast32, false>(a, first, count, key, part, rank_value, under, over);
+    __syncthreads();
+    const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
+    __syncthreads();  // start[] was written by other threads than read it below
+    // The runs' lengths and offsets, partition-major (every partition, empty ones too).
+    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
+      const std::uint64_t e = std::uint64_t{q} * a.tiles + t;
+      a.lengths[e] = count[q];
+      a.offsets[e] = start[q];
+    }
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u)
+      if (part[u] != P::kSkip) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
+    __syncthreads();
+    // The tile's payloads, 16 bytes a store (the region is 16 KiB aligned);
+    // the last vector's unused tail is never read.
+    unsigned short* out = a.payload + first;
+    for (unsigned k = threadIdx.x; k * 8 < total; k += P::kThreads)
+      reinterpret_cast<uint4*>(out)[k] = reinterpret_cast<const uint4*>(stage)[k];
+    __syncthreads();  // stage and count are rewritten by the next tile
+  }
+  if (under) atomicAdd(flow, under);
+  if (over) atomicAdd(flow + 1, over);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    add_to_slot(a.slots + bins, flow[0]);
+    add_to_slot(a.slots + bins + 1, flow[1]);
+  }
+}
+
+struct CountArgs {
+  const unsigned short* payload;
+  const unsigned* lengths;  // only the last entry is read: with starts' last, the total
+  const unsigned* starts;   // exclusive scan of lengths, partition-major
+  const unsigned* offsets;
+  std::uint32_t tiles;
+  std::uint32_t entries;  // partitions x tiles
+  int low_bits;
+  std::uint64_t* slots;
+};
+
+// The largest entry i in [0, entries) with starts[i] <= x (starts[0] = 0 <= x),
+// by the whole block, 1024 candidates a round.
+__device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t entries, unsigned x) {
+  std::uint32_t lo = 0, hi = entries - 1;
+  while (lo < hi) {  // uniform across the block
+    const std::uint32_t step = (hi - lo + P::kCountThreads) / P::kCountThreads;
+    const std::uint64_t idx = lo + std::uint64_t{threadIdx.x} * step;
+    const bool below = idx <= hi && starts[idx] <= x;
+    const std::uint32_t c = static_cast<std::uint32_t>(__syncthreads_count(below));  // >= 1: idx = lo
+    const std::uint32_t new_lo = lo + (c - 1) * step;
+    hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
+    lo = new_lo;
+  }
+  return lo;
+}
+
+// The largest entry i in [first, end) with starts[i] <= x (starts[first] <= x),
+// by one warp, 32 candidates a round.
+__device__ std::uint32_t find_entry_in_warp(const unsigned* starts, std::uint32_t first, std::uint32_t end, unsigned x) {
+  const unsigned lane = threadIdx.x & 31;
+  std::uint32_t lo = first, hi = end - 1;
+  while (lo < hi) {  // uniform across the warp
+    const std::uint32_t step = (hi - lo + 32) / 32;
+    const std::uint64_t idx = lo + std::uint64_t{lane} * step;
+    const bool below = idx <= hi && starts[idx] <= x;
+    const std::uint32_t c = __popc(__ballot_sync(0xffffffffu, below));  // >= 1: idx = lo
+    const std::uint32_t new_lo = lo + (c - 1) * step;
+    hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
+    lo = new_lo;
+  }
+  return lo;
+}
+
+// Dynamic shared memory: 2^low_bits counters, then per warp its runs' 33
+// prefix sums and 32 offsets.
+std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
+
+__global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* h = reinterpret_cast<unsigned*>(smem);
+  const unsigned width = 1u << a.low_bits;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned* pre = reinterpret_cast<unsigned*>(smem + (std::size_t{4} << a.low_bits)) + warp * 65;  // 33 entries
+  unsigned* delta = pre + 33;                                                                       // 32 entries
+  const unsigned total = a.starts[a.entries - 1] + a.lengths[a.entries - 1];
+  const unsigned lo = static_cast<unsigned>(std::uint64_t{total} * blockIdx.x / gridDim.x);
+  const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
+  if (lo >= hi) return;  // the whole block
+  for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads) h[j] = 0;
+  const std::uint32_t q_first = find_entry(a.starts, a.entries, lo) / a.tiles;
+  const std::uint32_t q_last = find_entry(a.starts, a.entries, hi - 1) / a.tiles;
+  for (std::uint32_t q = q_first; q <= q_last; ++q) {
+    // The block's keys in partition q, an equal share to each warp (one long
+    // run, e.g. constant keys, is shared by all warps).
+    const std::uint32_t row = q * a.tiles, row_end = row + a.tiles;
+    const unsigned qa = max(lo, a.starts[row]);
+    const unsigned qb = min(hi, row_end < a.entries ? a.starts[row_end] : total);
+    const unsigned wlo = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * warp / 32) : 0;
+    const unsigned whi = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * (warp + 1) / 32) : 0;
+    std::uint32_t i = wlo < whi ? find_entry_in_warp(a.starts, row, row_end, wlo) : row_end;
+    while (i < row_end) {  // uniform across the warp
+      // Lane j describes run i + j: its keys inside [wlo, whi) and where they are.
+      const std::uint32_t e = i + lane;
+      unsigned len = 0, src = 0, e1 = ~0u;
+      if (e < row_end) {
+        const unsigned e0 = a.starts[e];
+        e1 = e + 1 < a.entries ? a.starts[e + 1] : total;
+        const unsigned g0 = max(e0, wlo), g1 = min(e1, whi);
+        if (g1 > g0) {
+          len = g1 - g0;
+          src = (e - row) * P::kTileKeys + a.offsets[e] + (g0 - e0);
+        }
+      }
+      unsigned incl = len;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const unsigned other = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= static_cast<unsigned>(d)) incl += other;
+      }
+      const unsigned keys = __shfl_sync(0xffffffffu, incl, 31);
+      pre[lane] = incl - len;
+      if (lane == 31) pre[32] = keys;
+      delta[lane] = src - (incl - len);  // payload index = k + delta of k's run
+      __syncwarp();
+      // The batch's keys as one sequence: lane takes k = lane, lane + 32, ...,
+      // and walks its run index forward (runs are consecutive, k increases).
+      // Loads run one group ahead of the counting: a group's loads are issued
+      // before the previous group's atomics, which they would otherwise wait for.
+      constexpr unsigned kGroup = 32 * P::kLoadsInFlight;
+      unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
+      auto load_group = [&](unsigned k0, unsigned short (&v)[P::kLoadsInFlight]) {
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u) {
+          const unsigned k = k0 + u * 32 + lane;
+          if (k < keys) {
+            while (k >= run_end) {
+              ++run;
+              run_end = pre[run + 1];
+              run_delta = delta[run];
+            }
+            v[u] = a.payload[k + run_delta];
+          }
+        }
+      };
+      unsigned short cur[P::kLoadsInFlight] = {}, ahead[P::kLoadsInFlight] = {};
+      if (keys) load_group(0, cur);
+      for (unsigned k0 = 0; k0 < keys; k0 += kGroup) {
+        if (k0 + kGroup < keys) load_group(k0 + kGroup, ahead);
+        // A group of one value in the whole warp (constant keys) adds once:
+        // 32 atomics on one counter would serialize. One test a group.
+        const unsigned v0 = __shfl_sync(0xffffffffu, cur[0], 0);
+        bool same = true;
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u) same &= k0 + u * 32 + lane >= keys || cur[u] == v0;
+        if (__all_sync(0xffffffffu, same)) {
+          const unsigned n = min(keys - k0, kGroup);
+          if (lane == 0) atomicAdd(h + v0, n);
+        } else {
+#pragma unroll
+          for (int u = 0; u < P::kLoadsInFlight; ++u)
+            if (k0 + u * 32 + lane < keys) atomicAdd(h + cur[u], 1u);
+        }
+#pragma unroll
+        for (int u = 0; u < P::kLoadsInFlight; ++u) cur[u] = ahead[u];
+      }
+      __syncwarp();  // pre and delta are rewritten by the next batch
+      // On while the next run starts below whi.
+      const unsigned next_run = __shfl_sync(0xffffffffu, e1, 31);
+      i = next_run < whi ? i + 32 : row_end;
+    }
+    __syncthreads();
+    std::uint64_t* out = a.slots + std::uint64_t{q} * width;
+    for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads)
+      if (const unsigned c = h[j]) {
+        h[j] = 0;
+        add_to_slot(out + j, c);
+      }
+    __syncthreads();
+  }
+}
+
+bool supports(const Problem& p, std::string* why_not) {
+  if (p.type != SampleType::u32 && p.type != SampleType::i32) {
+    if (why_not) *why_not = "gpu_partition_count counts 32-bit integer keys (u32, i32) only";
+    return false;
+  }
+  if (!binmap::int_shift_applies(p.type, *p.binning)) {
+    if (why_not)
+      *why_not = "gpu_partition_count needs even bins whose width is a power of two on integer bounds (e.g. 2^20 "
+                 "bins over [0, 2^32))";
+    return false;
+  }
+  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins()))) {
+    if (why_not)
+      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins())) +
+                 " bins (4096 partitions of shared counters); gpu_bucket_sort takes more";
+    return false;
+  }
+  return true;
+}
+
+struct Shape {
+  std::uint32_t partitions;
+  std::uint64_t chunk;   // keys a chunk
+  std::uint32_t tiles;   // of the largest chunk
+  std::uint64_t entries; // partitions x tiles
+};
+Shape shape_of(const Binning& b, std::uint64_t n, int low) {
+  Shape s{};
+  s.partitions = static_cast<std::uint32_t>((b.bins() + (std::uint64_t{1} << low) - 1) >> low);
+  s.chunk = std::max<std::uint64_t>(1, std::min(n, chunk_limit()));
+  s.tiles = static_cast<std::uint32_t>((s.chunk + P::kTileKeys - 1) / P::kTileKeys);
+  s.entries = std::uint64_t{s.partitions} * s.tiles;
+  return s;
+}
+
+std::size_t scan_temp_bytes(std::uint64_t entries) {
+  std::size_t bytes = 0;
+  LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const unsigned*>(nullptr),
+                                                     static_cast<unsigned*>(nullptr), static_cast<int>(entries)));
+  return bytes;
+}
+
+struct Layout {
+  std::size_t payload, lengths, starts, offsets, temp, total;
+};
+Layout layout_for(const Shape& s) {
+  Layout l{};
+  l.payload = 0;
+  l.lengths = round_up(std::size_t{s.tiles} * P::kTileKeys * 2, 256);
+  l.starts = l.lengths + round_up(s.entries * 4, 256);
+  l.offsets = l.starts + round_up(s.entries * 4, 256);
+  l.temp = l.offsets + round_up(s.entries * 4, 256);
+  l.total = l.temp + round_up(scan_temp_bytes(s.entries), 256);
+  return l;
+}
+
+std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits(p.binning->bins()))).total; }
+
+template <bool Aligned, bool Fast32>
+void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
+  auto kernel = partition_kernel<Aligned, Fast32>;
+  const std::size_t smem = partition_smem(args.partitions);
+  cuda_detail::allow_dynamic_shared(kernel, smem);
+  const int resident = cuda_detail::resident_blocks(kernel, P::kThreads, smem);
+  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(args.tiles, 1, std::max(1, resident)));
+  kernel<<<blocks, P::kThreads, smem, stream>>>(args);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
+void run(const RunArgs& a) {
+  const int low = low_bits(a.binning->bins());
+  const Shape s = shape_of(*a.binning, a.n, low);
+  const Layout l = layout_for(s);
+  auto* ws = static_cast<unsigned char*>(a.workspace);
+  const cudaStream_t stream = stream_of(a);
+  cuda_detail::clear_slots_unless_accumulating(a);
+  if (a.n == 0) return;
+
+  PartitionArgs pa{};
+  pa.partitions = s.partitions;
+  pa.low_bits = low;
+  pa.map = binmap::make_int_shift<true>(*a.binning);
+  pa.is_signed = a.type == SampleType::i32;
+  const bool fast32 = make_key_map32(pa.map, pa.is_signed, &pa.map32);
+  pa.payload = reinterpret_cast<unsigned short*>(ws + l.payload);
+  pa.lengths = reinterpret_cast<unsigned*>(ws + l.lengths);
+  pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
+  pa.slots = a.slots;
+  CountArgs ca{};
+  ca.payload = pa.payload;
+  ca.lengths = pa.lengths;
+  ca.starts = reinterpret_cast<unsigned*>(ws + l.starts);
+  ca.offsets = pa.offsets;
+  ca.low_bits = low;
+  ca.slots = a.slots;
+  void* temp = ws + l.temp;
+  const std::size_t csmem = count_smem(low);
+  cuda_detail::allow_dynamic_shared(count_kernel, csmem);
+  const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
+
+  const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
+  std::uint32_t most_tiles = 0;
+  for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
+    const std::uint64_t m = std::min(s.chunk, a.n - done);
+    pa.keys = static_cast<const unsigned char*>(a.samples) + done * 4;
+    pa.m = m;
+    pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
+    most_tiles = std::max(most_tiles, pa.tiles);
+    if (aligned) {
+      if (fast32) launch_partition<true, true>(pa, stream);
+      else launch_partition<true, false>(pa, stream);
+    } else {
+      if (fast32) launch_partition<false, true>(pa, stream);
+      else launch_partition<false, false>(pa, stream);
+    }
+    const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
+    std::size_t temp_bytes = l.total - l.temp;
+    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, static_cast<const unsigned*>(pa.lengths), reinterpret_cast<unsigned*>(ws + l.starts),
+                                                       static_cast<int>(entries), stream));
+    ca.tiles = pa.tiles;
+    ca.entries = static_cast<std::uint32_t>(entries);
+    // About 8 K keys a block at least; blocks left without keys return at once.
+    const unsigned blocks =
+        static_cast<unsigned>(std::clamp<std::uint64_t>((m + 8191) / 8192, 1, static_cast<std::uint64_t>(count_resident)));
+    count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
+    LEVELHIST_CUDA_CHECK_LAUNCH();
+  }
+  // The workspace contract: leave it zero. One clearing of what the largest chunk used.
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * P::kTileKeys * 2, stream));
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
+}
+
+std::vector<std::uint64_t> boundaries(const Problem&) {
+  return {1, 32, P::kTileKeys, 2 * P::kTileKeys, 3 * P::kTileKeys + 5};
+}
+
+}  // namespace
+
+const Strategy gpu_partition_count{
+    "gpu_partition_count",
+    Backend::cuda,
+    "u32/i32 keys in huge even bin counts (2^20, 2^24): each tile's keys grouped by the high bits of their bin "
+    "into 16-bit payloads (no sort), then every partition counted in a shared histogram of 2^14 bins",
+    "levelhist (docs/PERFORMANCE-general.md, section 15)",
+    supports,
+    workspace_bytes,
+    run,
+    boundaries};
+
+}  // namespace levelhist::strategies
