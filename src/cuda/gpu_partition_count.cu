@@ -41,6 +41,7 @@
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "cuda/int_key_problems.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -463,19 +464,11 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
 }
 
 bool supports(const Problem& p, std::string* why_not) {
-  if (p.type != SampleType::u32 && p.type != SampleType::i32) {
-    if (why_not) *why_not = "gpu_partition_count counts 32-bit integer keys (u32, i32) only";
-    return false;
-  }
-  if (!binmap::int_shift_applies(p.type, *p.binning)) {
+  if (!cuda_detail::int_keys_in_shift_bins(p, "gpu_partition_count", why_not)) return false;
+  const std::uint64_t most = std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins());
+  if (p.binning->bins() > most) {
     if (why_not)
-      *why_not = "gpu_partition_count needs even bins whose width is a power of two on integer bounds (e.g. 2^20 "
-                 "bins over [0, 2^32))";
-    return false;
-  }
-  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins()))) {
-    if (why_not)
-      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins())) +
+      *why_not = "gpu_partition_count takes at most " + std::to_string(most) +
                  " bins (4096 partitions of shared counters); gpu_bucket_sort takes more";
     return false;
   }
