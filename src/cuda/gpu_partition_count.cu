@@ -24,8 +24,8 @@
 //     of four payloads a load, added to the 64-bit slots when the partition
 //     changes.
 //
-// Bytes moved per key: 4 read + 2 written (pass 1), 2 read and 2 written (pass
-// 3 clears what it reads, to leave the workspace zero); a sort (gpu_bucket_sort's onesweep pass)
+// Bytes moved per key: 4 read + 2 written (pass 1), 2 read (pass 3), 2 written
+// again to leave the workspace zero; a sort (gpu_bucket_sort's onesweep pass)
 // moves 4 + 4 + 4 + 4 and ranks with decoupled look-back. Inputs larger than
 // a chunk (2^27 keys: 256 MiB of payloads) are counted a chunk at a time.
 // docs/PERFORMANCE-general.md, section 15.
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
 }
 
 struct CountArgs {
-  uint2* payload;           // in vectors of 4 payloads; each cleared as it is read
+  const uint2* payload;     // in vectors of 4 payloads
   std::uint32_t region_vectors;
   const unsigned* lengths;  // only the last entry is read: with starts' last, the total
   const unsigned* starts;   // exclusive scan of lengths, partition-major
@@ -409,12 +409,7 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
           run_end = pre[run + 1];
           run_delta = delta[run];
         }
-        // 8 bytes: a vector. Each vector of a run is read once, so clearing
-        // it here leaves the payloads zero (the workspace contract) at no
-        // extra pass: this kernel is bound by its instructions, not DRAM.
-        const uint2 v = a.payload[k + run_delta];
-        a.payload[k + run_delta] = make_uint2(0, 0);
-        return v;
+        return a.payload[k + run_delta];  // 8 bytes: a vector
       };
       uint2 cur = make_uint2(0, 0), ahead = cur;
       if (lane < keys) cur = load(lane);
@@ -545,7 +540,7 @@ void run(const RunArgs& a) {
   pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
   pa.slots = a.slots;
   CountArgs ca{};
-  ca.payload = reinterpret_cast<uint2*>(pa.payload);
+  ca.payload = reinterpret_cast<const uint2*>(pa.payload);
   ca.region_vectors = pa.region / P::kVector;
   ca.lengths = pa.lengths;
   ca.starts = reinterpret_cast<unsigned*>(ws + l.starts);
@@ -558,11 +553,13 @@ void run(const RunArgs& a) {
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
+  std::uint32_t most_tiles = 0;
   for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
     const std::uint64_t m = std::min(s.chunk, a.n - done);
     pa.keys = static_cast<const unsigned char*>(a.samples) + done * 4;
     pa.m = m;
     pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
+    most_tiles = std::max(most_tiles, pa.tiles);
     if (aligned) {
       if (fast32) launch_partition<true, true>(pa, stream);
       else launch_partition<true, false>(pa, stream);
@@ -582,8 +579,8 @@ void run(const RunArgs& a) {
     count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
-  // The workspace contract: leave it zero. Pass 3 cleared the payloads as it
-  // read them; the runs' records and the scan's storage are cleared here.
+  // The workspace contract: leave it zero. One clearing of what the largest chunk used.
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * pa.region * 2, stream));
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
 }
