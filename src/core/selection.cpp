@@ -82,7 +82,7 @@ constexpr Row kTable[] = {
     {Backend::cuda, 80, kMaxCc,
      {.types = kIntKeys, .kinds = Kinds::even, .min_bins = 65537, .layout = Layouts::plain, .values = Values::counts},
      "gpu_partition_count",
-     "BENCHMARKS.md, 2026-11-29: u32 keys in 2^20 and 2^24 bins, 1.5-2.0x gpu_bucket_sort at 1 GiB and 1.7-7x at 16-64 MiB, every distribution"},
+     "BENCHMARKS.md, 2026-11-29: u32 keys in 2^20 and 2^24 bins, 1.7-2.2x gpu_bucket_sort at 1 GiB and 1.7-7x at 16 MiB, every distribution"},
     {Backend::cuda, 80, kMaxCc,
      {.types = kIntKeys, .kinds = Kinds::even, .min_bins = 65537, .layout = Layouts::plain, .values = Values::counts},
      "gpu_bucket_sort", "BENCHMARKS.md, general histograms: u32 keys in 2^20 and 2^24 bins (beyond 2^27 bins: gpu_partition_count declines)"},

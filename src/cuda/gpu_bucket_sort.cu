@@ -33,6 +33,7 @@
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "cuda/int_key_problems.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -149,17 +150,7 @@ __global__ void fold_kernel(unsigned* accum, std::uint64_t* slots, std::uint64_t
 }
 
 bool supports(const Problem& p, std::string* why_not) {
-  if (p.type != SampleType::u32 && p.type != SampleType::i32) {
-    if (why_not) *why_not = "gpu_bucket_sort sorts 32-bit integer keys (u32, i32) only";
-    return false;
-  }
-  if (!binmap::int_shift_applies(p.type, *p.binning)) {
-    if (why_not)
-      *why_not = "gpu_bucket_sort needs even bins whose width is a power of two on integer bounds (e.g. 2^20 bins "
-                 "over [0, 2^32))";
-    return false;
-  }
-  return true;
+  return cuda_detail::int_keys_in_shift_bins(p, "gpu_bucket_sort", why_not);
 }
 
 std::uint64_t chunk_keys(std::uint64_t n) { return std::max<std::uint64_t>(1, std::min(n, BucketPolicy::kChunkKeys)); }

@@ -9,9 +9,9 @@
 //  1. partition_kernel: a block takes a tile of 8192 keys, maps each to its
 //     bin (the exact integer-shift map every backend uses), ranks it in its
 //     partition with a shared atomic, and writes the tile's low bin bits as
-//     16-bit payloads back to global memory grouped by partition (the tile's
-//     own region: no global offsets, so no counting pass over the keys before
-//     it). Per tile and partition it records the run's length and offset,
+//     16-bit payloads back to global memory grouped by partition, each run
+//     padded to whole 8-byte vectors (the tile's own region: no global
+//     offsets, so no counting pass over the keys before it). Per tile and partition it records the run's length and offset,
 //     partition-major, so that one partition's runs from every tile are
 //     adjacent. Underflow and overflow are counted here and never stored.
 //  2. An exclusive scan (CUB) of the runs' lengths: every run's place in the
@@ -20,8 +20,9 @@
 //     work is level whatever the keys' distribution: one hot partition is
 //     shared by all blocks), finds its first and last run by a 1024-way
 //     search, gives each warp an equal share of its keys in each partition it
-//     meets, and counts them into a shared histogram of 2^L counters, added to
-//     the 64-bit slots when the partition changes.
+//     meets, and counts them into a shared histogram of 2^L counters, a vector
+//     of four payloads a load, added to the 64-bit slots when the partition
+//     changes.
 //
 // Bytes moved per key: 4 read + 2 written (pass 1), 2 read (pass 3), 2 written
 // again to leave the workspace zero; a sort (gpu_bucket_sort's onesweep pass)
@@ -40,6 +41,7 @@
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
+#include "cuda/int_key_problems.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -58,8 +60,9 @@ struct PartitionPolicy {
   static constexpr int kCountThreads = 1024;
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
-  static constexpr int kLoadsInFlight = 2;  // payloads a lane loads a group (two groups in flight; 3 spill at 32 registers)
   static constexpr unsigned kSkip = 0xffffffffu;
+  static constexpr unsigned short kPad = 0xffff;  // a payload slot after a run's end (bins a partition <= 2^15)
+  static constexpr unsigned kVector = 4;          // payloads in one 8-byte load of pass 3
 };
 using P = PartitionPolicy;
 static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
@@ -81,6 +84,13 @@ std::uint64_t chunk_limit() {
   const std::uint64_t v = ::levelhist::detail::env_knob("LEVELHIST_PARTITION_CHUNK_KEYS", P::kChunkKeys, P::kTileKeys,
                                                          P::kChunkKeys);
   return v / P::kTileKeys * P::kTileKeys;
+}
+
+// Payload slots a tile's region holds: its keys, every partition's run padded
+// to whole vectors (at most kVector - 1 slots of padding a non-empty run).
+std::uint32_t region_of(std::uint32_t partitions) {
+  const std::uint32_t slots = P::kTileKeys + (P::kVector - 1) * std::min(partitions, P::kTileKeys);
+  return (slots + P::kVector - 1) / P::kVector * P::kVector;  // regions start on a vector
 }
 
 using ShiftMap64 = binmap::IntShiftMap<true>;
@@ -121,24 +131,28 @@ struct PartitionArgs {
   std::uint64_t m;  // keys in this chunk
   std::uint32_t tiles;
   std::uint32_t partitions;
+  std::uint32_t region;  // payload slots a tile (region_of)
   int low_bits;
   ShiftMap64 map;
   KeyMap32 map32;  // where it applies (the kernel's Fast32)
   bool is_signed;
-  unsigned short* payload;  // tile t's payloads at t * kTileKeys, grouped by partition
-  unsigned* lengths;        // [q * tiles + t]: keys of tile t in partition q
-  unsigned* offsets;        // [q * tiles + t]: where they start in tile t's region
+  unsigned short* payload;  // tile t's at t * region, grouped by partition, each run padded to whole vectors
+  unsigned* lengths;        // [q * tiles + t]: vectors of tile t's run of partition q
+  unsigned* offsets;        // [q * tiles + t]: its first vector in tile t's region
   std::uint64_t* slots;     // underflow and overflow go straight here
 };
 
-// Exclusive prefix sums of counts[0, n) into prefix[0, n) (n <= kMaxPartitions)
-// by the whole block of kThreads; returns the total. `warp_sums` holds 33 words.
+// Exclusive prefix sums of counts[0, n), each rounded up to whole vectors,
+// into prefix[0, n) (n <= kMaxPartitions) by the whole block of kThreads;
+// returns the total. `warp_sums` holds 33 words.
+__device__ __forceinline__ unsigned padded(unsigned c) { return (c + P::kVector - 1) & ~(P::kVector - 1); }
+
 __device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefix, unsigned n, unsigned* warp_sums) {
   const unsigned per = (n + P::kThreads - 1) / P::kThreads;
   const unsigned first = threadIdx.x * per;
   unsigned local = 0;
   for (unsigned k = 0; k < per; ++k)
-    if (first + k < n) local += counts[first + k];
+    if (first + k < n) local += padded(counts[first + k]);
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned incl = local;
 #pragma unroll
@@ -164,7 +178,7 @@ __device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefi
   for (unsigned k = 0; k < per; ++k)
     if (first + k < n) {
       prefix[first + k] = run;
-      run += counts[first + k];
+      run += padded(counts[first + k]);
     }
   return warp_sums[32];
 }
@@ -172,7 +186,7 @@ __device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefi
 // Dynamic shared memory: the tile's payloads, then per partition its count
 // and its start, then the scan's warp sums and the block's flow counters.
 std::size_t partition_smem(std::uint32_t partitions) {
-  return P::kTileKeys * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
+  return std::size_t{region_of(partitions)} * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
 }
 
 // A tile's keys into registers, a thread's sixteen issued at once. Full: the
@@ -234,7 +248,7 @@ template <bool Aligned, bool Fast32>
 __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* stage = reinterpret_cast<unsigned short*>(smem);
-  auto* count = reinterpret_cast<unsigned*>(smem + P::kTileKeys * sizeof(unsigned short));
+  auto* count = reinterpret_cast<unsigned*>(smem + std::size_t{a.region} * sizeof(unsigned short));
   unsigned* start = count + a.partitions;
   unsigned* warp_sums = start + a.partitions;  // 33 words
   unsigned* flow = warp_sums + 33;             // underflow, overflow
@@ -260,21 +274,23 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
     __syncthreads();
     const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
     __syncthreads();  // start[] was written by other threads than read it below
-    // The runs' lengths and offsets, partition-major (every partition, empty ones too).
+    // The runs' lengths and offsets in vectors, partition-major (every
+    // partition, empty ones too), and each run's padding.
     for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
       const std::uint64_t e = std::uint64_t{q} * a.tiles + t;
-      a.lengths[e] = count[q];
-      a.offsets[e] = start[q];
+      const unsigned c = count[q], s0 = start[q];
+      a.lengths[e] = padded(c) / P::kVector;
+      a.offsets[e] = s0 / P::kVector;
+      for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = P::kPad;
     }
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u)
       if (part[u] != P::kSkip) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
     __syncthreads();
-    // The tile's payloads, 16 bytes a store (the region is 16 KiB aligned);
-    // the last vector's unused tail is never read.
-    unsigned short* out = a.payload + first;
-    for (unsigned k = threadIdx.x; k * 8 < total; k += P::kThreads)
-      reinterpret_cast<uint4*>(out)[k] = reinterpret_cast<const uint4*>(stage)[k];
+    // The tile's payloads, 8 bytes (a vector) a store.
+    unsigned short* out = a.payload + std::uint64_t{t} * a.region;
+    for (unsigned k = threadIdx.x; k * P::kVector < total; k += P::kThreads)
+      reinterpret_cast<uint2*>(out)[k] = reinterpret_cast<const uint2*>(stage)[k];
     __syncthreads();  // stage and count are rewritten by the next tile
   }
   if (under) atomicAdd(flow, under);
@@ -287,7 +303,8 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
 }
 
 struct CountArgs {
-  const unsigned short* payload;
+  const uint2* payload;     // in vectors of 4 payloads
+  std::uint32_t region_vectors;
   const unsigned* lengths;  // only the last entry is read: with starts' last, the total
   const unsigned* starts;   // exclusive scan of lengths, partition-major
   const unsigned* offsets;
@@ -331,7 +348,7 @@ __device__ std::uint32_t find_entry_in_warp(const unsigned* starts, std::uint32_
 }
 
 // Dynamic shared memory: 2^low_bits counters, then per warp its runs' 33
-// prefix sums and 32 offsets.
+// prefix sums and 32 offsets (in vectors).
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
 
 __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
@@ -367,7 +384,7 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
         const unsigned g0 = max(e0, wlo), g1 = min(e1, whi);
         if (g1 > g0) {
           len = g1 - g0;
-          src = (e - row) * P::kTileKeys + a.offsets[e] + (g0 - e0);
+          src = (e - row) * a.region_vectors + a.offsets[e] + (g0 - e0);
         }
       }
       unsigned incl = len;
@@ -381,46 +398,49 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       if (lane == 31) pre[32] = keys;
       delta[lane] = src - (incl - len);  // payload index = k + delta of k's run
       __syncwarp();
-      // The batch's keys as one sequence: lane takes k = lane, lane + 32, ...,
-      // and walks its run index forward (runs are consecutive, k increases).
-      // Loads run one group ahead of the counting: a group's loads are issued
-      // before the previous group's atomics, which they would otherwise wait for.
-      constexpr unsigned kGroup = 32 * P::kLoadsInFlight;
+      // The batch's vectors as one sequence: lane takes k = lane, lane + 32,
+      // ..., and walks its run index forward (runs are consecutive, k
+      // increases). The next vector is loaded before this one's atomics,
+      // which it would otherwise wait for.
       unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
-      auto load_group = [&](unsigned k0, unsigned short (&v)[P::kLoadsInFlight]) {
+      auto load = [&](unsigned k) {
+        while (k >= run_end) {
+          ++run;
+          run_end = pre[run + 1];
+          run_delta = delta[run];
+        }
+        return a.payload[k + run_delta];  // 8 bytes: a vector
+      };
+      uint2 cur = make_uint2(0, 0), ahead = cur;
+      if (lane < keys) cur = load(lane);
+      for (unsigned k0 = 0; k0 < keys; k0 += 32) {
+        const unsigned k = k0 + lane;
+        if (k + 32 < keys) ahead = load(k + 32);
+        const unsigned w[2] = {cur.x, cur.y};
+        // A warp of one value (constant keys) adds once: 32 atomics on one
+        // counter would serialize. Lane 0's first payload is a key (a run's
+        // padding is at its end, less than a vector).
+        const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
+        bool same = true;
+        unsigned real = 0;
 #pragma unroll
-        for (int u = 0; u < P::kLoadsInFlight; ++u) {
-          const unsigned k = k0 + u * 32 + lane;
-          if (k < keys) {
-            while (k >= run_end) {
-              ++run;
-              run_end = pre[run + 1];
-              run_delta = delta[run];
-            }
-            v[u] = a.payload[k + run_delta];
+        for (int j = 0; j < 4; ++j) {
+          const unsigned v = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
+          same &= v == v0 || v == P::kPad;
+          real += v != P::kPad;
+        }
+        if (k >= keys) same = true, real = 0;
+        if (__all_sync(0xffffffffu, same)) {
+          const unsigned n = __reduce_add_sync(0xffffffffu, real);
+          if (lane == 0) atomicAdd(h + v0, n);
+        } else if (k < keys) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const unsigned v = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
+            if (v != P::kPad) atomicAdd(h + v, 1u);
           }
         }
-      };
-      unsigned short cur[P::kLoadsInFlight] = {}, ahead[P::kLoadsInFlight] = {};
-      if (keys) load_group(0, cur);
-      for (unsigned k0 = 0; k0 < keys; k0 += kGroup) {
-        if (k0 + kGroup < keys) load_group(k0 + kGroup, ahead);
-        // A group of one value in the whole warp (constant keys) adds once:
-        // 32 atomics on one counter would serialize. One test a group.
-        const unsigned v0 = __shfl_sync(0xffffffffu, cur[0], 0);
-        bool same = true;
-#pragma unroll
-        for (int u = 0; u < P::kLoadsInFlight; ++u) same &= k0 + u * 32 + lane >= keys || cur[u] == v0;
-        if (__all_sync(0xffffffffu, same)) {
-          const unsigned n = min(keys - k0, kGroup);
-          if (lane == 0) atomicAdd(h + v0, n);
-        } else {
-#pragma unroll
-          for (int u = 0; u < P::kLoadsInFlight; ++u)
-            if (k0 + u * 32 + lane < keys) atomicAdd(h + cur[u], 1u);
-        }
-#pragma unroll
-        for (int u = 0; u < P::kLoadsInFlight; ++u) cur[u] = ahead[u];
+        cur = ahead;
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
       // On while the next run starts below whi.
@@ -439,19 +459,11 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
 }
 
 bool supports(const Problem& p, std::string* why_not) {
-  if (p.type != SampleType::u32 && p.type != SampleType::i32) {
-    if (why_not) *why_not = "gpu_partition_count counts 32-bit integer keys (u32, i32) only";
-    return false;
-  }
-  if (!binmap::int_shift_applies(p.type, *p.binning)) {
+  if (!cuda_detail::int_keys_in_shift_bins(p, "gpu_partition_count", why_not)) return false;
+  const std::uint64_t most = std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins());
+  if (p.binning->bins() > most) {
     if (why_not)
-      *why_not = "gpu_partition_count needs even bins whose width is a power of two on integer bounds (e.g. 2^20 "
-                 "bins over [0, 2^32))";
-    return false;
-  }
-  if (p.binning->bins() > (std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins()))) {
-    if (why_not)
-      *why_not = "gpu_partition_count takes at most " + std::to_string(std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins())) +
+      *why_not = "gpu_partition_count takes at most " + std::to_string(most) +
                  " bins (4096 partitions of shared counters); gpu_bucket_sort takes more";
     return false;
   }
@@ -486,7 +498,7 @@ struct Layout {
 Layout layout_for(const Shape& s) {
   Layout l{};
   l.payload = 0;
-  l.lengths = round_up(std::size_t{s.tiles} * P::kTileKeys * 2, 256);
+  l.lengths = round_up(std::size_t{s.tiles} * region_of(s.partitions) * 2, 256);
   l.starts = l.lengths + round_up(s.entries * 4, 256);
   l.offsets = l.starts + round_up(s.entries * 4, 256);
   l.temp = l.offsets + round_up(s.entries * 4, 256);
@@ -518,6 +530,7 @@ void run(const RunArgs& a) {
 
   PartitionArgs pa{};
   pa.partitions = s.partitions;
+  pa.region = region_of(s.partitions);
   pa.low_bits = low;
   pa.map = binmap::make_int_shift<true>(*a.binning);
   pa.is_signed = a.type == SampleType::i32;
@@ -527,7 +540,8 @@ void run(const RunArgs& a) {
   pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
   pa.slots = a.slots;
   CountArgs ca{};
-  ca.payload = pa.payload;
+  ca.payload = reinterpret_cast<const uint2*>(pa.payload);
+  ca.region_vectors = pa.region / P::kVector;
   ca.lengths = pa.lengths;
   ca.starts = reinterpret_cast<unsigned*>(ws + l.starts);
   ca.offsets = pa.offsets;
@@ -566,7 +580,7 @@ void run(const RunArgs& a) {
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
   // The workspace contract: leave it zero. One clearing of what the largest chunk used.
-  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * P::kTileKeys * 2, stream));
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * pa.region * 2, stream));
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
 }
