@@ -331,25 +331,23 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
       {SampleType::u32, {"u32_2e20_from_minus_2e31", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}}};
   for (const char* chunk : {"8192", "24576", ""}) {
     for (const char* low : {"12", "15", ""}) {
-      {
-        ScopedEnv c("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), l("LEVELHIST_PARTITION_LOW_BITS", low);
-        const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low;
-        for (const Case& c : cases) {
-          if (!strategy_accepts(*s, Problem{c.type, &c.nb.binning, n})) {
-            ADD_FAILURE() << "gpu_partition_count declines " << c.nb.name << ", " << knobs;
-            continue;
-          }
-          for (Dist dist : {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::ramp, Dist::on_edges}) {
-            GenSpec g = spec(c.type, c.nb.binning, dist, n, "partition " + c.nb.name);
-            if (c.nb.binning.bins() < 65536 * 4) g.window = window_around(c.nb.binning, c.type);  // most keys in range
-            const auto data = generate(g);
-            const auto reference = reference_slots(c.type, data.data(), n, c.nb.binning);
-            const std::string where = c.nb.name + ", " + describe(g) + ", " + knobs;
-            runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, false, where);
-            if (dist == Dist::uniform_window) {
-              runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, true, where + ", accumulate");
-              runner.check(*s, c.type, data, n, c.nb.binning, 3, reference, false, where + ", unaligned");
-            }
+      ScopedEnv chunk_knob("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), low_knob("LEVELHIST_PARTITION_LOW_BITS", low);
+      const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low;
+      for (const Case& c : cases) {
+        if (!strategy_accepts(*s, Problem{c.type, &c.nb.binning, n})) {
+          ADD_FAILURE() << "gpu_partition_count declines " << c.nb.name << ", " << knobs;
+          continue;
+        }
+        for (Dist dist : {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::ramp, Dist::on_edges}) {
+          GenSpec g = spec(c.type, c.nb.binning, dist, n, "partition " + c.nb.name);
+          if (c.nb.binning.bins() < 65536 * 4) g.window = window_around(c.nb.binning, c.type);  // most keys in range
+          const auto data = generate(g);
+          const auto reference = reference_slots(c.type, data.data(), n, c.nb.binning);
+          const std::string where = c.nb.name + ", " + describe(g) + ", " + knobs;
+          runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, false, where);
+          if (dist == Dist::uniform_window) {
+            runner.check(*s, c.type, data, n, c.nb.binning, 0, reference, true, where + ", accumulate");
+            runner.check(*s, c.type, data, n, c.nb.binning, 3, reference, false, where + ", unaligned");
           }
         }
       }
