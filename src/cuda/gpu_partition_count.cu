@@ -595,7 +595,7 @@ const Strategy gpu_partition_count{
     "gpu_partition_count",
     Backend::cuda,
     "u32/i32 keys in huge even bin counts (2^20, 2^24): each tile's keys grouped by the high bits of their bin "
-    "into 16-bit payloads (no sort), then every partition counted in a shared histogram of 2^14 bins",
+    "into 16-bit payloads (no sort), then every partition counted in a shared histogram of 2^14 or 2^15 bins",
     "levelhist (docs/PERFORMANCE-general.md, section 15)",
     supports,
     workspace_bytes,
