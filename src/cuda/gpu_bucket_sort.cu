@@ -33,7 +33,7 @@
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
-#include "cuda/int_key_problems.cuh"
+#include "cuda/int_keys.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -50,21 +50,18 @@ struct BucketPolicy {
   static constexpr int kFoldThreads = 256;
 };
 
-using ShiftMap64 = binmap::IntShiftMap<true>;
+using cuda_detail::KeyShiftMap;
 
 struct BucketArgs {
   const unsigned* keys;  // sorted by their top 8 bits
   std::uint64_t m;
   std::uint64_t per_block;
-  ShiftMap64 map;
+  KeyShiftMap map;
   bool is_signed;
   std::uint32_t window;  // shared counters per pass
   unsigned* accum;
 };
 
-__device__ __forceinline__ std::int64_t value_of(unsigned bits, bool is_signed) {
-  return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
-}
 
 __global__ void __launch_bounds__(BucketPolicy::kThreads) bucket_kernel(BucketArgs a) {
   extern __shared__ unsigned h[];
@@ -90,8 +87,8 @@ __global__ void __launch_bounds__(BucketPolicy::kThreads) bucket_kernel(BucketAr
       end = hi;
     }
     const unsigned first_bits = q << BucketPolicy::kShift, last_bits = first_bits | ((1u << BucketPolicy::kShift) - 1);
-    const std::uint32_t s_first = a.map(value_of(first_bits, a.is_signed));
-    const std::uint32_t s_last = a.map(value_of(last_bits, a.is_signed));
+    const std::uint32_t s_first = a.map(cuda_detail::key_value(first_bits, a.is_signed));
+    const std::uint32_t s_last = a.map(cuda_detail::key_value(last_bits, a.is_signed));
     if (s_last == bins) {  // the whole run is below the range
       if (threadIdx.x == 0) under += static_cast<unsigned>(end - pos);
     } else if (s_first == bins + 1) {  // the whole run is above it
@@ -105,7 +102,7 @@ __global__ void __launch_bounds__(BucketPolicy::kThreads) bucket_kernel(BucketAr
         __syncthreads();
         const bool first_pass = w0 == b_first;
         auto count = [&](unsigned bits) {
-          const std::uint32_t s = a.map(value_of(bits, a.is_signed));
+          const std::uint32_t s = a.map(cuda_detail::key_value(bits, a.is_signed));
           const std::uint32_t j = s - w0;
           if (j < width) atomicAdd(h + j, 1u);
           else if (first_pass && s >= bins) (s == bins ? under : over) += 1;

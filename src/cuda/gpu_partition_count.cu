@@ -41,7 +41,7 @@
 #include "core/strategies.hpp"
 #include "cuda/cuda_common.cuh"
 #include "cuda/general_common.cuh"
-#include "cuda/int_key_problems.cuh"
+#include "cuda/int_keys.cuh"
 
 namespace levelhist::strategies {
 namespace {
@@ -93,11 +93,8 @@ std::uint32_t region_of(std::uint32_t partitions) {
   return (slots + P::kVector - 1) / P::kVector * P::kVector;  // regions start on a vector
 }
 
-using ShiftMap64 = binmap::IntShiftMap<true>;
+using cuda_detail::KeyShiftMap;
 
-__device__ __forceinline__ std::int64_t value_of(unsigned bits, bool is_signed) {
-  return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
-}
 
 // The same map in 32-bit arithmetic, without branches, for bounds whose lower
 // end is a key of the type (every key >= lower then differs from it by less
@@ -115,7 +112,7 @@ struct KeyMap32 {
 };
 
 // KeyMap32 for `m` where its lower bound is a key of the type; false if not.
-bool make_key_map32(const ShiftMap64& m, bool is_signed, KeyMap32* out) {
+bool make_key_map32(const KeyShiftMap& m, bool is_signed, KeyMap32* out) {
   const std::int64_t type_min = is_signed ? -2147483648LL : 0, type_max = is_signed ? 2147483647LL : 4294967295LL;
   if (m.lower < type_min || m.lower > type_max) return false;
   out->flip = is_signed ? 0x80000000u : 0u;
@@ -133,7 +130,7 @@ struct PartitionArgs {
   std::uint32_t partitions;
   std::uint32_t region;  // payload slots a tile (region_of)
   int low_bits;
-  ShiftMap64 map;
+  KeyShiftMap map;
   KeyMap32 map32;  // where it applies (the kernel's Fast32)
   bool is_signed;
   unsigned short* payload;  // tile t's at t * region, grouped by partition, each run padded to whole vectors
@@ -217,7 +214,7 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
     const bool in = Full || first + u * P::kThreads + threadIdx.x < a.m;
     std::uint32_t s;
     if constexpr (Fast32) s = a.map32(key[u]);
-    else s = a.map(value_of(key[u], a.is_signed));
+    else s = a.map(cuda_detail::key_value(key[u], a.is_signed));
     s = in ? s : bins + 2;  // past the end: neither counted nor a flow
     under += s == bins;
     over += s == bins + 1;
@@ -314,32 +311,17 @@ struct CountArgs {
   std::uint64_t* slots;
 };
 
-// The largest entry i in [0, entries) with starts[i] <= x (starts[0] = 0 <= x),
-// by the whole block, 1024 candidates a round.
-__device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t entries, unsigned x) {
-  std::uint32_t lo = 0, hi = entries - 1;
-  while (lo < hi) {  // uniform across the block
-    const std::uint32_t step = (hi - lo + P::kCountThreads) / P::kCountThreads;
-    const std::uint64_t idx = lo + std::uint64_t{threadIdx.x} * step;
-    const bool below = idx <= hi && starts[idx] <= x;
-    const std::uint32_t c = static_cast<std::uint32_t>(__syncthreads_count(below));  // >= 1: idx = lo
-    const std::uint32_t new_lo = lo + (c - 1) * step;
-    hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
-    lo = new_lo;
-  }
-  return lo;
-}
-
 // The largest entry i in [first, end) with starts[i] <= x (starts[first] <= x),
-// by one warp, 32 candidates a round.
-__device__ std::uint32_t find_entry_in_warp(const unsigned* starts, std::uint32_t first, std::uint32_t end, unsigned x) {
-  const unsigned lane = threadIdx.x & 31;
+// by a group of Ways threads (a block or a warp; `rank` the thread's place in
+// it), Ways candidates a round; `count_true` counts the group's true votes.
+template <std::uint32_t Ways, class CountTrue>
+__device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t first, std::uint32_t end, unsigned x,
+                                    unsigned rank, CountTrue count_true) {
   std::uint32_t lo = first, hi = end - 1;
-  while (lo < hi) {  // uniform across the warp
-    const std::uint32_t step = (hi - lo + 32) / 32;
-    const std::uint64_t idx = lo + std::uint64_t{lane} * step;
-    const bool below = idx <= hi && starts[idx] <= x;
-    const std::uint32_t c = __popc(__ballot_sync(0xffffffffu, below));  // >= 1: idx = lo
+  while (lo < hi) {  // uniform across the group
+    const std::uint32_t step = (hi - lo + Ways) / Ways;
+    const std::uint64_t idx = lo + std::uint64_t{rank} * step;
+    const std::uint32_t c = count_true(idx <= hi && starts[idx] <= x);  // >= 1: idx = lo
     const std::uint32_t new_lo = lo + (c - 1) * step;
     hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{lo} + std::uint64_t{c} * step - 1));
     lo = new_lo;
@@ -363,8 +345,12 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
   const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
   if (lo >= hi) return;  // the whole block
   for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads) h[j] = 0;
-  const std::uint32_t q_first = find_entry(a.starts, a.entries, lo) / a.tiles;
-  const std::uint32_t q_last = find_entry(a.starts, a.entries, hi - 1) / a.tiles;
+  auto block_votes = [](bool v) { return static_cast<std::uint32_t>(__syncthreads_count(v)); };
+  auto warp_votes = [](bool v) { return static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, v))); };
+  const std::uint32_t q_first =
+      find_entry<P::kCountThreads>(a.starts, 0, a.entries, lo, threadIdx.x, block_votes) / a.tiles;
+  const std::uint32_t q_last =
+      find_entry<P::kCountThreads>(a.starts, 0, a.entries, hi - 1, threadIdx.x, block_votes) / a.tiles;
   for (std::uint32_t q = q_first; q <= q_last; ++q) {
     // The block's keys in partition q, an equal share to each warp (one long
     // run, e.g. constant keys, is shared by all warps).
@@ -373,7 +359,7 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
     const unsigned qb = min(hi, row_end < a.entries ? a.starts[row_end] : total);
     const unsigned wlo = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * warp / 32) : 0;
     const unsigned whi = qa < qb ? qa + static_cast<unsigned>(std::uint64_t{qb - qa} * (warp + 1) / 32) : 0;
-    std::uint32_t i = wlo < whi ? find_entry_in_warp(a.starts, row, row_end, wlo) : row_end;
+    std::uint32_t i = wlo < whi ? find_entry<32>(a.starts, row, row_end, wlo, lane, warp_votes) : row_end;
     while (i < row_end) {  // uniform across the warp
       // Lane j describes run i + j: its keys inside [wlo, whi) and where they are.
       const std::uint32_t e = i + lane;
@@ -553,13 +539,11 @@ void run(const RunArgs& a) {
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
-  std::uint32_t most_tiles = 0;
   for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
     const std::uint64_t m = std::min(s.chunk, a.n - done);
     pa.keys = static_cast<const unsigned char*>(a.samples) + done * 4;
     pa.m = m;
     pa.tiles = static_cast<std::uint32_t>((m + P::kTileKeys - 1) / P::kTileKeys);
-    most_tiles = std::max(most_tiles, pa.tiles);
     if (aligned) {
       if (fast32) launch_partition<true, true>(pa, stream);
       else launch_partition<true, false>(pa, stream);
@@ -579,8 +563,9 @@ void run(const RunArgs& a) {
     count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
-  // The workspace contract: leave it zero. One clearing of what the largest chunk used.
-  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{most_tiles} * pa.region * 2, stream));
+  // The workspace contract: leave it zero. One clearing of what the largest
+  // chunk, the first, used (s.tiles).
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{s.tiles} * pa.region * 2, stream));
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
   LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
 }

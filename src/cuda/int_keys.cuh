@@ -1,6 +1,8 @@
-// The problems of the strategies for u32/i32 keys in huge numbers of bins
-// (gpu_partition_count, gpu_bucket_sort): one test, so both take the same ones.
+// What the strategies for u32/i32 keys in huge numbers of bins
+// (gpu_partition_count, gpu_bucket_sort) share: one test of their problems, so
+// both take the same ones, and a key's value for the integer-shift map.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "core/bin_maps.hpp"
@@ -22,6 +24,14 @@ inline bool int_keys_in_shift_bins(const Problem& p, const char* strategy, std::
     return false;
   }
   return true;
+}
+
+// The map of these problems, on 64-bit values (every u32 and i32 key).
+using KeyShiftMap = binmap::IntShiftMap<true>;
+
+// A key's bits as the value the map takes.
+__host__ __device__ __forceinline__ std::int64_t key_value(unsigned bits, bool is_signed) {
+  return is_signed ? static_cast<std::int64_t>(static_cast<int>(bits)) : static_cast<std::int64_t>(bits);
 }
 
 }  // namespace levelhist::cuda_detail
