@@ -141,6 +141,9 @@ int resident_blocks_of(const void* kernel, int threads, std::size_t dynamic_smem
   int per_sm = 0;
   LEVELHIST_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_smem));
   const int blocks = (per_sm > 0 ? per_sm : 1) * device_facts(device).sm_count;
+  // None fit: asked before allow_dynamic_shared raised the kernel's limit
+  // (more than 48 KiB). Not kept, so that the answer after it is right.
+  if (per_sm == 0) return blocks;
   std::lock_guard<std::mutex> lock(c.mutex);
   c.resident[key] = blocks;
   return blocks;
@@ -155,8 +158,8 @@ void allow_dynamic_shared_of(const void* kernel, std::size_t bytes) {
   if (allowed >= bytes) return;
   LEVELHIST_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   allowed = bytes;
-  // Occupancy answers for this kernel were computed under the old limit only
-  // where it mattered; they are keyed by the dynamic size, so they stay right.
+  // Occupancy answers are keyed by the dynamic size, and one that found no
+  // block fitting (asked under the old limit) was not kept.
 }
 
 std::size_t static_shared_bytes_of(const void* kernel) {

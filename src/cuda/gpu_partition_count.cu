@@ -61,7 +61,6 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
   static constexpr unsigned kSkip = 0xffffffffu;
-  static constexpr unsigned short kPad = 0xffff;  // a payload slot after a run's end (bins a partition <= 2^15)
   static constexpr unsigned kVector = 4;          // payloads in one 8-byte load of pass 3
 };
 using P = PartitionPolicy;
@@ -137,6 +136,7 @@ struct PartitionArgs {
   unsigned* lengths;        // [q * tiles + t]: vectors of tile t's run of partition q
   unsigned* offsets;        // [q * tiles + t]: its first vector in tile t's region
   std::uint64_t* slots;     // underflow and overflow go straight here
+  unsigned short pad;       // a payload slot after a run's end: 2^low_bits, pass 3's spare counter
 };
 
 // Exclusive prefix sums of counts[0, n), each rounded up to whole vectors,
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
       const unsigned c = count[q], s0 = start[q];
       a.lengths[e] = padded(c) / P::kVector;
       a.offsets[e] = s0 / P::kVector;
-      for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = P::kPad;
+      for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = a.pad;
     }
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u)
@@ -329,22 +329,23 @@ __device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t first,
   return lo;
 }
 
-// Dynamic shared memory: 2^low_bits counters, then per warp its runs' 33
-// prefix sums and 32 offsets (in vectors).
-std::size_t count_smem(int low) { return (std::size_t{4} << low) + P::kCountThreads / 32 * (33 + 32) * 4; }
+// Dynamic shared memory: 2^low_bits counters and a spare one that counts the
+// runs' padding (pass 1 pads with 2^low_bits: no test a payload), then per
+// warp its runs' 33 prefix sums and 32 offsets (in vectors).
+std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCountThreads / 32 * (33 + 32) * 4; }
 
 __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* h = reinterpret_cast<unsigned*>(smem);
   const unsigned width = 1u << a.low_bits;
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned* pre = reinterpret_cast<unsigned*>(smem + (std::size_t{4} << a.low_bits)) + warp * 65;  // 33 entries
+  unsigned* pre = reinterpret_cast<unsigned*>(smem + (std::size_t{4} << a.low_bits) + 4) + warp * 65;  // 33 entries
   unsigned* delta = pre + 33;                                                                       // 32 entries
   const unsigned total = a.starts[a.entries - 1] + a.lengths[a.entries - 1];
   const unsigned lo = static_cast<unsigned>(std::uint64_t{total} * blockIdx.x / gridDim.x);
   const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
   if (lo >= hi) return;  // the whole block
-  for (unsigned j = threadIdx.x; j < width; j += P::kCountThreads) h[j] = 0;
+  for (unsigned j = threadIdx.x; j <= width; j += P::kCountThreads) h[j] = 0;  // the spare too
   auto block_votes = [](bool v) { return static_cast<std::uint32_t>(__syncthreads_count(v)); };
   auto warp_votes = [](bool v) { return static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, v))); };
   const std::uint32_t q_first =
@@ -405,26 +406,17 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
         const unsigned w[2] = {cur.x, cur.y};
         // A warp of one value (constant keys) adds once: 32 atomics on one
         // counter would serialize. Lane 0's first payload is a key (a run's
-        // padding is at its end, less than a vector).
+        // padding is at its end, less than a vector); a vector with padding
+        // is not "same", so its warp takes the atomics (the padding goes to
+        // the spare counter h[width]).
         const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
-        bool same = true;
-        unsigned real = 0;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const unsigned v = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
-          same &= v == v0 || v == P::kPad;
-          real += v != P::kPad;
-        }
-        if (k >= keys) same = true, real = 0;
+        const unsigned pair = v0 * 0x10001u;
+        const bool same = k >= keys || (w[0] == pair && w[1] == pair);
         if (__all_sync(0xffffffffu, same)) {
-          const unsigned n = __reduce_add_sync(0xffffffffu, real);
-          if (lane == 0) atomicAdd(h + v0, n);
+          if (lane == 0) atomicAdd(h + v0, 4 * min(32u, keys - k0));
         } else if (k < keys) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const unsigned v = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
-            if (v != P::kPad) atomicAdd(h + v, 1u);
-          }
+          for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
         }
         cur = ahead;
       }
@@ -518,6 +510,7 @@ void run(const RunArgs& a) {
   pa.partitions = s.partitions;
   pa.region = region_of(s.partitions);
   pa.low_bits = low;
+  pa.pad = static_cast<unsigned short>(1u << low);
   pa.map = binmap::make_int_shift<true>(*a.binning);
   pa.is_signed = a.type == SampleType::i32;
   const bool fast32 = make_key_map32(pa.map, pa.is_signed, &pa.map32);
