@@ -11,6 +11,14 @@
 # the best rate in GB/s (10^9 bytes per second), and the load average before
 # and after (on a shared machine, other work on the CPUs slows every command). The file is read once before
 # every command, so that it is in the page cache when timed.
+#
+# How the file came into the page cache matters to a mapped reader: a file
+# read from storage sits in large folios (readahead), one just written in
+# 4 KiB pages, and the mapped count (the CLI's CPU path) of a just-written
+# 1 GiB file took 0.135 s against 0.082 s read back, where `cat` took 0.110
+# and 0.096 (docs/BENCHMARKS.md, 2026-11-29, second session). READ_BACK=1
+# first drops the file from the page cache (dd iflag=nocache) and reads it
+# back, as a file read from storage; unset, the file is timed as it is.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -30,6 +38,13 @@ count_args=("$@")
 [ ${#count_args[@]} -eq 0 ] && count_args=(--backend cpu)
 
 bytes=$(stat -c %s "$file")
+cache_state="as it was"
+if [ "${READ_BACK:-0}" = 1 ]; then
+  sync "$file"
+  dd if="$file" iflag=nocache count=0 status=none  # drops its clean pages
+  cat "$file" > /dev/null
+  cache_state="dropped and read back (READ_BACK=1)"
+fi
 commands=("cat FILE > /dev/null" "cat FILE | cat > /dev/null")
 for b in "${bins[@]}"; do
   commands+=("$b count ${count_args[*]} FILE > /dev/null" "cat FILE | $b count ${count_args[*]} > /dev/null")
@@ -59,7 +74,7 @@ for ((r = 0; r < rounds; r++)); do
   done
 done
 
-echo "file: $file ($bytes bytes); $rounds rounds, commands interleaved; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "file: $file ($bytes bytes; page cache: $cache_state); $rounds rounds, commands interleaved; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "load average (1, 5, 15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-90s %9s %9s %9s\n' "command" "best s" "median s" "GB/s"
 for ((i = 0; i < ${#commands[@]}; i++)); do
