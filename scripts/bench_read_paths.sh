@@ -15,8 +15,8 @@
 # How the file came into the page cache matters to a mapped reader: a file
 # read from storage sits in large folios (readahead), one just written in
 # 4 KiB pages, and the mapped count (the CLI's CPU path) of a just-written
-# 1 GiB file took 0.135 s against 0.082 s read back, where `cat` took 0.110
-# and 0.096 (docs/BENCHMARKS.md, 2026-11-29, second session). READ_BACK=1
+# 1 GiB file took 0.137 s against 0.084 s read back, where `cat` took 0.115
+# and 0.096 (docs/BENCHMARKS.md, "Files and pipes on the CPU path"). READ_BACK=1
 # first drops the file from the page cache (dd iflag=nocache) and reads it
 # back, as a file read from storage; unset, the file is timed as it is.
 set -euo pipefail
