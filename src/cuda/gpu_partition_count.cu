@@ -60,7 +60,6 @@ struct PartitionPolicy {
   static constexpr int kCountThreads = 1024;
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
-  static constexpr unsigned kSkip = 0xffffffffu;
   static constexpr unsigned kVector = 4;          // payloads in one 8-byte load of pass 3
 };
 using P = PartitionPolicy;
@@ -103,15 +102,17 @@ struct KeyMap32 {
   unsigned lower;  // the lower bound as a key, flipped
   unsigned last;   // in range: 0 <= key - lower <= last (clamped to 2^32 - 1)
   unsigned shift, bins;
+  unsigned under, over;  // what underflow and overflow map to (PartitionArgs::under_slot, over_slot)
   __device__ __forceinline__ std::uint32_t operator()(unsigned key) const {
     const unsigned x = key ^ flip, d = x - lower;
     const unsigned b = min(d >> shift, bins - 1);  // numpy's key == upper: the last bin
-    return x < lower ? bins : d > last ? bins + 1 : b;
+    return x < lower ? under : d > last ? over : b;
   }
 };
 
-// KeyMap32 for `m` where its lower bound is a key of the type; false if not.
-bool make_key_map32(const KeyShiftMap& m, bool is_signed, KeyMap32* out) {
+// KeyMap32 for `m` where its lower bound is a key of the type, underflow and
+// overflow mapped to `under` and `over`; false if not.
+bool make_key_map32(const KeyShiftMap& m, bool is_signed, unsigned under, unsigned over, KeyMap32* out) {
   const std::int64_t type_min = is_signed ? -2147483648LL : 0, type_max = is_signed ? 2147483647LL : 4294967295LL;
   if (m.lower < type_min || m.lower > type_max) return false;
   out->flip = is_signed ? 0x80000000u : 0u;
@@ -119,6 +120,8 @@ bool make_key_map32(const KeyShiftMap& m, bool is_signed, KeyMap32* out) {
   out->last = static_cast<unsigned>(std::min<std::uint64_t>(m.last, 0xffffffffull));
   out->shift = m.shift;
   out->bins = m.bins;
+  out->under = under;
+  out->over = over;
   return true;
 }
 
@@ -137,6 +140,10 @@ struct PartitionArgs {
   unsigned* offsets;        // [q * tiles + t]: its first vector in tile t's region
   std::uint64_t* slots;     // underflow and overflow go straight here
   unsigned short pad;       // a payload slot after a run's end: 2^low_bits, pass 3's spare counter
+  // Keys that are no bin's map to the three partitions past the last:
+  // underflow, overflow and (in a tile that the chunk ends inside) keys past
+  // the end. Their first slots:
+  std::uint32_t under_slot, over_slot, past_end_slot;
 };
 
 // Exclusive prefix sums of counts[0, n), each rounded up to whole vectors,
@@ -200,6 +207,9 @@ __device__ __forceinline__ void load_tile(const PartitionArgs& a, std::uint64_t 
 
 // A tile's keys mapped: each one's partition and, packed, its rank among the
 // tile's keys of that partition (high 16 bits) and its bin in the partition.
+// Underflow, overflow and keys past the chunk's end map to the partitions
+// just past the last (PartitionArgs::under_slot...): one test a key keeps
+// them out of the ranking, and a warp counts its flows only where it has any.
 template <bool Fast32, bool Full>
 __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t first, unsigned* count,
                                           const unsigned (&key)[P::kKeysPerThread],
@@ -211,23 +221,27 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
   const unsigned lane = threadIdx.x & 31;
 #pragma unroll
   for (int u = 0; u < P::kKeysPerThread; ++u) {
-    const bool in = Full || first + u * P::kThreads + threadIdx.x < a.m;
     std::uint32_t s;
-    if constexpr (Fast32) s = a.map32(key[u]);
-    else s = a.map(cuda_detail::key_value(key[u], a.is_signed));
-    s = in ? s : bins + 2;  // past the end: neither counted nor a flow
-    under += s == bins;
-    over += s == bins + 1;
-    part[u] = s < bins ? s >> a.low_bits : P::kSkip;
+    if constexpr (Fast32) {
+      s = a.map32(key[u]);
+    } else {
+      s = a.map(cuda_detail::key_value(key[u], a.is_signed));
+      s = s < bins ? s : s == bins ? a.under_slot : a.over_slot;
+    }
+    if constexpr (!Full) s = first + u * P::kThreads + threadIdx.x < a.m ? s : a.past_end_slot;
+    part[u] = s >> a.low_bits;
     rank_value[u] = s & mask;
   }
   // A warp whose 16 x 32 keys share one partition (constant or sorted keys)
   // ranks them with one atomic: 32 a warp on one counter would serialize.
   // One test for the sixteen.
   const unsigned q0 = __shfl_sync(0xffffffffu, part[0], 0);
-  bool same = q0 != P::kSkip;
+  bool same = q0 < a.partitions, flows = false;
 #pragma unroll
-  for (int u = 0; u < P::kKeysPerThread; ++u) same &= part[u] == q0;
+  for (int u = 0; u < P::kKeysPerThread; ++u) {
+    same &= part[u] == q0;
+    flows |= part[u] >= a.partitions;
+  }
   if (__all_sync(0xffffffffu, same)) {
     unsigned base = 0;
     if (lane == 0) base = atomicAdd(count + q0, 32u * P::kKeysPerThread);
@@ -237,7 +251,14 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
   } else {
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u)
-      if (part[u] != P::kSkip) rank_value[u] |= atomicAdd(count + part[u], 1u) << 16;
+      if (part[u] < a.partitions) rank_value[u] |= atomicAdd(count + part[u], 1u) << 16;
+  }
+  if (__any_sync(0xffffffffu, flows)) {  // rare in most data: underflow, overflow, the chunk's end
+#pragma unroll
+    for (int u = 0; u < P::kKeysPerThread; ++u) {
+      under += part[u] == a.partitions;
+      over += part[u] == a.partitions + 1;
+    }
   }
 }
 
@@ -282,7 +303,7 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
     }
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u)
-      if (part[u] != P::kSkip) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
+      if (part[u] < a.partitions) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
     __syncthreads();
     // The tile's payloads, 8 bytes (a vector) a store.
     unsigned short* out = a.payload + std::uint64_t{t} * a.region;
@@ -511,9 +532,12 @@ void run(const RunArgs& a) {
   pa.region = region_of(s.partitions);
   pa.low_bits = low;
   pa.pad = static_cast<unsigned short>(1u << low);
+  pa.under_slot = s.partitions << low;
+  pa.over_slot = (s.partitions + 1) << low;
+  pa.past_end_slot = (s.partitions + 2) << low;
   pa.map = binmap::make_int_shift<true>(*a.binning);
   pa.is_signed = a.type == SampleType::i32;
-  const bool fast32 = make_key_map32(pa.map, pa.is_signed, &pa.map32);
+  const bool fast32 = make_key_map32(pa.map, pa.is_signed, pa.under_slot, pa.over_slot, &pa.map32);
   pa.payload = reinterpret_cast<unsigned short*>(ws + l.payload);
   pa.lengths = reinterpret_cast<unsigned*>(ws + l.lengths);
   pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
