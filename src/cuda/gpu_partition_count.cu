@@ -188,9 +188,10 @@ __device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefi
 }
 
 // Dynamic shared memory: the tile's payloads, then per partition its count
-// and its start, then the scan's warp sums and the block's flow counters.
+// (and 32 spare counters) and its start, then the scan's warp sums and the
+// block's flow counters.
 std::size_t partition_smem(std::uint32_t partitions) {
-  return std::size_t{region_of(partitions)} * sizeof(unsigned short) + std::size_t{partitions} * 8 + 36 * 4;
+  return std::size_t{region_of(partitions)} * sizeof(unsigned short) + (std::size_t{partitions} * 2 + 32) * 4 + 36 * 4;
 }
 
 // A tile's keys into registers, a thread's sixteen issued at once. Full: the
@@ -249,9 +250,11 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u) rank_value[u] |= (base + 32u * u) << 16;
   } else {
+    // Keys that are no bin's take a spare counter of their lane's (no test
+    // and branch around the atomic, no two lanes on one spare).
 #pragma unroll
     for (int u = 0; u < P::kKeysPerThread; ++u)
-      if (part[u] < a.partitions) rank_value[u] |= atomicAdd(count + part[u], 1u) << 16;
+      rank_value[u] |= atomicAdd(count + (part[u] < a.partitions ? part[u] : a.partitions + lane), 1u) << 16;
   }
   if (__any_sync(0xffffffffu, flows)) {  // rare in most data: underflow, overflow, the chunk's end
 #pragma unroll
@@ -267,7 +270,7 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
   extern __shared__ __align__(16) unsigned char smem[];
   auto* stage = reinterpret_cast<unsigned short*>(smem);
   auto* count = reinterpret_cast<unsigned*>(smem + std::size_t{a.region} * sizeof(unsigned short));
-  unsigned* start = count + a.partitions;
+  unsigned* start = count + a.partitions + 32;  // count: the partitions, then 32 spares (rank_tile)
   unsigned* warp_sums = start + a.partitions;  // 33 words
   unsigned* flow = warp_sums + 33;             // underflow, overflow
   if (threadIdx.x < 2) flow[threadIdx.x] = 0;
@@ -281,7 +284,7 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
   for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
     unsigned key[P::kKeysPerThread];
     load(t, key);
-    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) count[q] = 0;
+    for (unsigned q = threadIdx.x; q < a.partitions + 32; q += P::kThreads) count[q] = 0;  // and the spares
     __syncthreads();
     const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
     unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
