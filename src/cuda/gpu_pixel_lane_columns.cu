@@ -81,14 +81,28 @@ __device__ __forceinline__ void count_word(const uint4& v, unsigned* const (&b)[
   for (int j = 0; j < 16; ++j) count_byte(b[j % C], (w[j / 4] >> (8 * (j % 4))) & 0xFFu);
 }
 
-// The bases of word w of a row whose body starts `head` bytes in: byte j has
-// channel (head + 16 w + j) mod C.
+// The bases of a word whose first byte has channel r < C: byte j of it has
+// channel (r + j) mod C. In a row whose body starts `head` bytes in, word w
+// starts with channel (head + 16 w) mod C: head mod C for 1, 2 and 4
+// channels, (head + w) mod 3 for three (16 = 1 mod 3).
 template <int C>
-__device__ __forceinline__ void rotated(unsigned* const (&channel)[C], std::uint64_t head, std::uint64_t w,
-                                        unsigned* (&b)[C]) {
-  const std::uint32_t r = static_cast<std::uint32_t>((head + (C == 3 ? w : 0)) % C);
+__device__ __forceinline__ void rotated(unsigned* const (&channel)[C], std::uint32_t r, unsigned* (&b)[C]) {
+  if constexpr (C == 3) {  // once a word: selects by r, no remainder
+    const bool r1 = r == 1, r2 = r == 2;
+    b[0] = r1 ? channel[1] : r2 ? channel[2] : channel[0];
+    b[1] = r1 ? channel[2] : r2 ? channel[0] : channel[1];
+    b[2] = r1 ? channel[0] : r2 ? channel[1] : channel[2];
+  } else {
 #pragma unroll
-  for (int k = 0; k < C; ++k) b[k] = pick<C>(channel, (r + k) % C);
+    for (int k = 0; k < C; ++k) b[k] = pick<C>(channel, (r + k) % C);
+  }
+}
+
+// (a + s) mod 3 for a, s < 3, in 32 bits: the smaller of t and t - 3 (which
+// wraps around when t < 3).
+__device__ __forceinline__ std::uint32_t add_mod3(std::uint32_t a, std::uint32_t s) {
+  const std::uint32_t t = a + s;
+  return min(t, t - 3u);
 }
 
 // One row's bytes by `group_size` threads, this one being number `rank`.
@@ -103,7 +117,12 @@ __device__ __forceinline__ void count_row(const unsigned char* row, std::uint64_
   if (tail + rank < bytes) count_byte(pick<C>(channel, static_cast<std::uint32_t>((tail + rank) % C)), row[tail + rank]);
   const uint4* body = reinterpret_cast<const uint4*>(row + head);
   unsigned* b[C];
-  if constexpr (C != 3) rotated<C>(channel, head, 0, b);
+  if constexpr (C != 3) rotated<C>(channel, static_cast<std::uint32_t>(head % C), b);
+  // Three channels: word w's first channel, (head + w) mod 3, is kept in 32
+  // bits and moved on by the group's size mod 3 a word (a 64-bit remainder a
+  // word cost about 25 instructions of the loop's 104 a word).
+  [[maybe_unused]] const std::uint32_t step = C == 3 ? static_cast<std::uint32_t>(group_size % 3) : 0;
+  [[maybe_unused]] std::uint32_t r = C == 3 ? static_cast<std::uint32_t>((head + rank) % 3) : 0;
   std::uint64_t w = rank;
   // (Loading the next step before counting this one, as gpu_lane_columns
   // does, needs more than the 64 registers of a 1024-thread block: it spilled.)
@@ -113,12 +132,18 @@ __device__ __forceinline__ void count_row(const unsigned char* row, std::uint64_
     for (int u = 0; u < U; ++u) v[u] = __ldcs(body + w + u * group_size);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if constexpr (C == 3) rotated<C>(channel, head, w + u * group_size, b);
+      if constexpr (C == 3) {
+        rotated<C>(channel, r, b);
+        r = add_mod3(r, step);
+      }
       count_word<C>(v[u], b);
     }
   }
   for (; w < words; w += group_size) {
-    if constexpr (C == 3) rotated<C>(channel, head, w, b);
+    if constexpr (C == 3) {
+      rotated<C>(channel, r, b);
+      r = add_mod3(r, step);
+    }
     count_word<C>(__ldcs(body + w), b);
   }
 }
