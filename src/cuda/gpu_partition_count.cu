@@ -237,18 +237,20 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
   // ranks them with one atomic: 32 a warp on one counter would serialize.
   // One test for the sixteen.
   const unsigned q0 = __shfl_sync(0xffffffffu, part[0], 0);
-  bool same = q0 < a.partitions, flows = false;
+  bool same = true, flows = false;
 #pragma unroll
   for (int u = 0; u < P::kKeysPerThread; ++u) {
     same &= part[u] == q0;
     flows |= part[u] >= a.partitions;
   }
   if (__all_sync(0xffffffffu, same)) {
-    unsigned base = 0;
-    if (lane == 0) base = atomicAdd(count + q0, 32u * P::kKeysPerThread);
-    base = __shfl_sync(0xffffffffu, base, 0) + lane;
+    if (q0 < a.partitions) {  // a warp of flows only (e.g. all below the range) ranks nothing
+      unsigned base = 0;
+      if (lane == 0) base = atomicAdd(count + q0, 32u * P::kKeysPerThread);
+      base = __shfl_sync(0xffffffffu, base, 0) + lane;
 #pragma unroll
-    for (int u = 0; u < P::kKeysPerThread; ++u) rank_value[u] |= (base + 32u * u) << 16;
+      for (int u = 0; u < P::kKeysPerThread; ++u) rank_value[u] |= (base + 32u * u) << 16;
+    }
   } else {
     // Keys that are no bin's take a spare counter of their lane's (no test
     // and branch around the atomic, no two lanes on one spare).
