@@ -62,7 +62,6 @@ struct BucketArgs {
   unsigned* accum;
 };
 
-
 __global__ void __launch_bounds__(BucketPolicy::kThreads) bucket_kernel(BucketArgs a) {
   extern __shared__ unsigned h[];
   __shared__ unsigned outside[2];  // underflow, overflow of this block

@@ -11,9 +11,10 @@
 //     partition with a shared atomic, and writes the tile's low bin bits as
 //     16-bit payloads back to global memory grouped by partition, each run
 //     padded to whole 8-byte vectors (the tile's own region: no global
-//     offsets, so no counting pass over the keys before it). Per tile and partition it records the run's length and offset,
-//     partition-major, so that one partition's runs from every tile are
-//     adjacent. Underflow and overflow are counted here and never stored.
+//     offsets, so no counting pass over the keys before it). Per tile and
+//     partition it records the run's length and offset, partition-major, so
+//     that one partition's runs from every tile are adjacent. Underflow and
+//     overflow are counted here and never stored.
 //  2. An exclusive scan (CUB) of the runs' lengths: every run's place in the
 //     partition-major order of all payloads.
 //  3. count_kernel: block b takes the b-th equal share of that order (so the
@@ -92,7 +93,6 @@ std::uint32_t region_of(std::uint32_t partitions) {
 }
 
 using cuda_detail::KeyShiftMap;
-
 
 // The same map in 32-bit arithmetic, without branches, for bounds whose lower
 // end is a key of the type (every key >= lower then differs from it by less
@@ -585,11 +585,10 @@ void run(const RunArgs& a) {
     count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
-  // The workspace contract: leave it zero. One clearing of what the largest
-  // chunk, the first, used (s.tiles).
-  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.payload, 0, std::size_t{s.tiles} * pa.region * 2, stream));
-  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws + l.lengths, 0, l.temp - l.lengths, stream));  // lengths, starts, offsets
-  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(temp, 0, l.total - l.temp, stream));
+  // The workspace contract: leave it zero. The layout is sized by the largest
+  // chunk, the first (s.tiles), so one clearing of all of it clears what any
+  // chunk used: payloads, runs' records and the scan's storage.
+  LEVELHIST_CUDA_CHECK(cudaMemsetAsync(ws, 0, l.total, stream));
 }
 
 std::vector<std::uint64_t> boundaries(const Problem&) {
