@@ -357,7 +357,7 @@ __device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t first,
 
 // Dynamic shared memory: 2^low_bits counters and a spare one that counts the
 // runs' padding (pass 1 pads with 2^low_bits: no test a payload), then per
-// warp its runs' 33 prefix sums and 32 offsets (in vectors).
+// warp its batch's 33 run starts and 32 deltas (in vectors).
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCountThreads / 32 * (33 + 32) * 4; }
 
 __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
@@ -407,28 +407,47 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
         if (lane >= static_cast<unsigned>(d)) incl += other;
       }
       const unsigned keys = __shfl_sync(0xffffffffu, incl, 31);
-      pre[lane] = incl - len;
-      if (lane == 31) pre[32] = keys;
-      delta[lane] = src - (incl - len);  // payload index = k + delta of k's run
+      // The batch's vectors as one sequence [0, keys), lane j's run starting
+      // at run_start; vector k's place in the payloads is k + the delta of
+      // its run. Each lane takes k = lane, lane + 32, ... (a window of 32
+      // vectors a step), and finds k's run one of two ways, chosen for the
+      // whole batch by its runs' mean length:
+      //  - runs of many vectors (2^20 bins: ~32 a tile) cross a window's edge
+      //    about once: a lane walks forward run by run (pre[] holds the runs'
+      //    starts);
+      //  - runs of a few (2^24 bins: ~4) would take ~7 steps a window, each a
+      //    shared load waiting on the last. There the runs without keys are
+      //    left out (delta[] compacted), so the others' starts strictly
+      //    increase and k's run is the number of starts at or before k, less
+      //    one: for a window, one vote (starts up to its first vector) and one
+      //    OR (starts inside it) find every lane's run.
+      const unsigned run_start = incl - len;
+      const bool has_keys = len > 0;
+      const unsigned nonempty = __ballot_sync(0xffffffffu, has_keys);
+      const bool walk = keys >= 16 * static_cast<unsigned>(__popc(nonempty));  // uniform
+      if (walk) {
+        pre[lane] = run_start;
+        if (lane == 31) pre[32] = keys;
+        delta[lane] = src - run_start;
+      } else if (has_keys) {
+        delta[__popc(nonempty & ((1u << lane) - 1))] = src - run_start;
+      }
       __syncwarp();
-      // The batch's vectors as one sequence: lane takes k = lane, lane + 32,
-      // ..., and walks its run index forward (runs are consecutive, k
-      // increases). The next vector is loaded before this one's atomics,
-      // which it would otherwise wait for.
-      unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
-      auto load = [&](unsigned k) {
-        while (k >= run_end) {
-          ++run;
-          run_end = pre[run + 1];
-          run_delta = delta[run];
-        }
-        return a.payload[k + run_delta];  // 8 bytes: a vector
-      };
+      // Counts the batch, `vector_index(w)` (called by the whole warp) giving
+      // vector w + lane's index. The next window is loaded before this one's
+      // atomics, which it would otherwise wait for.
+      auto count_batch = [&](auto&& vector_index) {
       uint2 cur = make_uint2(0, 0), ahead = cur;
-      if (lane < keys) cur = load(lane);
+      {
+        const unsigned idx = vector_index(0u);
+        if (lane < keys) cur = a.payload[idx];
+      }
       for (unsigned k0 = 0; k0 < keys; k0 += 32) {
         const unsigned k = k0 + lane;
-        if (k + 32 < keys) ahead = load(k + 32);
+        if (k0 + 32 < keys) {  // uniform: a lookup takes the whole warp
+          const unsigned idx = vector_index(k0 + 32);
+          if (k + 32 < keys) ahead = a.payload[idx];
+        }
         const unsigned w[2] = {cur.x, cur.y};
         // A warp of one value (constant keys) adds once: 32 atomics on one
         // counter would serialize. Lane 0's first payload is a key (a run's
@@ -445,6 +464,32 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
           for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
         }
         cur = ahead;
+      }
+      };
+      if (walk) {
+        unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
+        count_batch([&](unsigned w) {
+          const unsigned k = w + lane;
+          if (k < keys) {  // runs are consecutive and k only grows
+            while (k >= run_end) {
+              ++run;
+              run_end = pre[run + 1];
+              run_delta = delta[run];
+            }
+          }
+          return k + run_delta;
+        });
+      } else {
+        const unsigned up_to_lane = 0xffffffffu >> (31 - lane);
+        // The run's place is in [0, 32) wherever k is one of the batch's
+        // vectors (before >= 1: the first run with keys starts at 0); the mask
+        // keeps other lanes inside delta[].
+        count_batch([&](unsigned w) {
+          const unsigned before = __popc(__ballot_sync(0xffffffffu, has_keys && run_start <= w));
+          const unsigned at = run_start - w;  // wraps where the run starts before w
+          const unsigned inside = __reduce_or_sync(0xffffffffu, has_keys && run_start > w && at < 32 ? 1u << at : 0u);
+          return w + lane + delta[(before - 1 + __popc(inside & up_to_lane)) & 31];
+        });
       }
       __syncwarp();  // pre and delta are rewritten by the next batch
       // On while the next run starts below whi.
