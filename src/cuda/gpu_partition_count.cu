@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/bin_maps.hpp"
@@ -360,6 +361,11 @@ __device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t first,
 // warp its batch's 33 run starts and 32 deltas (in vectors).
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCountThreads / 32 * (33 + 32) * 4; }
 
+// ShortRuns: the partitions are many (more than 128: runs of fewer than 16
+// vectors a tile on uniform keys), so a batch may take the lookup below; else
+// every batch walks, and the kernel is the walk alone (the lookup's second
+// copy of the loop cost 2^20 bins ~1%).
+template <bool ShortRuns>
 __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* h = reinterpret_cast<unsigned*>(smem);
@@ -423,8 +429,8 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       //    OR (starts inside it) find every lane's run.
       const unsigned run_start = incl - len;
       const bool has_keys = len > 0;
-      const unsigned nonempty = __ballot_sync(0xffffffffu, has_keys);
-      const bool walk = keys >= 16 * static_cast<unsigned>(__popc(nonempty));  // uniform
+      const unsigned nonempty = ShortRuns ? __ballot_sync(0xffffffffu, has_keys) : 0u;
+      const bool walk = !ShortRuns || keys >= 16 * static_cast<unsigned>(__popc(nonempty));  // uniform
       if (walk) {
         pre[lane] = run_start;
         if (lane == 31) pre[32] = keys;
@@ -433,20 +439,28 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
         delta[__popc(nonempty & ((1u << lane) - 1))] = src - run_start;
       }
       __syncwarp();
-      // Counts the batch, `vector_index(w)` (called by the whole warp) giving
-      // vector w + lane's index. The next window is loaded before this one's
-      // atomics, which it would otherwise wait for.
-      auto count_batch = [&](auto&& vector_index) {
+      // Counts the batch, `vector_index(w)` giving vector w + lane's index:
+      // called by the whole warp where WholeWarp (the lookup's vote), else by
+      // the lanes whose vector is the batch's. The next window is loaded
+      // before this one's atomics, which it would otherwise wait for.
+      auto count_batch = [&](auto whole_warp, auto&& vector_index) {
+      constexpr bool WholeWarp = decltype(whole_warp)::value;
       uint2 cur = make_uint2(0, 0), ahead = cur;
-      {
+      if (WholeWarp) {
         const unsigned idx = vector_index(0u);
         if (lane < keys) cur = a.payload[idx];
+      } else if (lane < keys) {
+        cur = a.payload[vector_index(0u)];
       }
       for (unsigned k0 = 0; k0 < keys; k0 += 32) {
         const unsigned k = k0 + lane;
-        if (k0 + 32 < keys) {  // uniform: a lookup takes the whole warp
-          const unsigned idx = vector_index(k0 + 32);
-          if (k + 32 < keys) ahead = a.payload[idx];
+        if (WholeWarp) {
+          if (k0 + 32 < keys) {  // uniform
+            const unsigned idx = vector_index(k0 + 32);
+            if (k + 32 < keys) ahead = a.payload[idx];
+          }
+        } else if (k + 32 < keys) {
+          ahead = a.payload[vector_index(k0 + 32)];
         }
         const unsigned w[2] = {cur.x, cur.y};
         // A warp of one value (constant keys) adds once: 32 atomics on one
@@ -468,23 +482,21 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       };
       if (walk) {
         unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
-        count_batch([&](unsigned w) {
+        count_batch(std::false_type{}, [&](unsigned w) {
           const unsigned k = w + lane;
-          if (k < keys) {  // runs are consecutive and k only grows
-            while (k >= run_end) {
-              ++run;
-              run_end = pre[run + 1];
-              run_delta = delta[run];
-            }
+          while (k >= run_end) {  // runs are consecutive and k only grows
+            ++run;
+            run_end = pre[run + 1];
+            run_delta = delta[run];
           }
           return k + run_delta;
         });
-      } else {
+      } else if constexpr (ShortRuns) {
         const unsigned up_to_lane = 0xffffffffu >> (31 - lane);
         // The run's place is in [0, 32) wherever k is one of the batch's
         // vectors (before >= 1: the first run with keys starts at 0); the mask
         // keeps other lanes inside delta[].
-        count_batch([&](unsigned w) {
+        count_batch(std::true_type{}, [&](unsigned w) {
           const unsigned before = __popc(__ballot_sync(0xffffffffu, has_keys && run_start <= w));
           const unsigned at = run_start - w;  // wraps where the run starts before w
           const unsigned inside = __reduce_or_sync(0xffffffffu, has_keys && run_start > w && at < 32 ? 1u << at : 0u);
@@ -602,8 +614,10 @@ void run(const RunArgs& a) {
   ca.slots = a.slots;
   void* temp = ws + l.temp;
   const std::size_t csmem = count_smem(low);
-  cuda_detail::allow_dynamic_shared(count_kernel, csmem);
-  const int count_resident = std::max(1, cuda_detail::resident_blocks(count_kernel, P::kCountThreads, csmem));
+  // The partitions' runs on uniform keys: 8192 / partitions keys a tile.
+  const auto count = s.partitions > 128 ? count_kernel<true> : count_kernel<false>;
+  cuda_detail::allow_dynamic_shared(count, csmem);
+  const int count_resident = std::max(1, cuda_detail::resident_blocks(count, P::kCountThreads, csmem));
 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.samples) % 4 == 0;
   for (std::uint64_t done = 0; done < a.n; done += s.chunk) {
@@ -627,7 +641,7 @@ void run(const RunArgs& a) {
     // About 8 K keys a block at least; blocks left without keys return at once.
     const unsigned blocks =
         static_cast<unsigned>(std::clamp<std::uint64_t>((m + 8191) / 8192, 1, static_cast<std::uint64_t>(count_resident)));
-    count_kernel<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
+    count<<<blocks, P::kCountThreads, csmem, stream>>>(ca);
     LEVELHIST_CUDA_CHECK_LAUNCH();
   }
   // The workspace contract: leave it zero. The layout is sized by the largest
