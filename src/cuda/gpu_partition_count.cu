@@ -12,9 +12,9 @@
 //     16-bit payloads back to global memory grouped by partition, each run
 //     padded to whole 8-byte vectors (the tile's own region: no global
 //     offsets, so no counting pass over the keys before it). Per tile and
-//     partition it records the run's length and offset, partition-major, so
-//     that one partition's runs from every tile are adjacent. Underflow and
-//     overflow are counted here and never stored.
+//     partition it records the run's length and offset in one word,
+//     partition-major, so that one partition's runs from every tile are
+//     adjacent. Underflow and overflow are counted here and never stored.
 //  2. An exclusive scan (CUB) of the runs' lengths: every run's place in the
 //     partition-major order of all payloads.
 //  3. count_kernel: block b takes the b-th equal share of that order (so the
@@ -31,6 +31,7 @@
 // a chunk (2^27 keys: 256 MiB of payloads) are counted a chunk at a time.
 // docs/PERFORMANCE-general.md, section 15.
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -66,6 +67,17 @@ struct PartitionPolicy {
 };
 using P = PartitionPolicy;
 static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
+// A run's record: its length in vectors (low 16 bits) and its first vector in
+// its tile's region (high 16). One 4-byte store a run: pass 1 writes the
+// records partition-major, a store to a line of its own each (2^24 bins: 512 a
+// tile), and two arrays took twice the stores and bytes.
+__host__ __device__ constexpr unsigned run_record(unsigned length, unsigned offset) { return length | offset << 16; }
+__host__ __device__ constexpr unsigned run_length(unsigned record) { return record & 0xffffu; }
+__host__ __device__ constexpr unsigned run_offset(unsigned record) { return record >> 16; }
+struct RunLength {
+  __host__ __device__ unsigned operator()(unsigned record) const { return run_length(record); }
+};
+using RunLengths = thrust::transform_iterator<RunLength, const unsigned*>;
 
 // The bins a partition covers, 2^low_bits: 2^14 (64 KiB of counters, two
 // counting blocks an SM) up to 2^21 bins, 2^15 (128 KiB, one block) beyond,
@@ -88,10 +100,12 @@ std::uint64_t chunk_limit() {
 
 // Payload slots a tile's region holds: its keys, every partition's run padded
 // to whole vectors (at most kVector - 1 slots of padding a non-empty run).
-std::uint32_t region_of(std::uint32_t partitions) {
+constexpr std::uint32_t region_of(std::uint32_t partitions) {
   const std::uint32_t slots = P::kTileKeys + (P::kVector - 1) * std::min(partitions, P::kTileKeys);
   return (slots + P::kVector - 1) / P::kVector * P::kVector;  // regions start on a vector
 }
+static_assert(region_of(P::kMaxPartitions) / P::kVector <= 0xffffu && P::kTileKeys / P::kVector <= 0xffffu,
+              "a run's offset and length in vectors fit run_record's 16 bits");
 
 using cuda_detail::KeyShiftMap;
 
@@ -137,8 +151,7 @@ struct PartitionArgs {
   KeyMap32 map32;  // where it applies (the kernel's Fast32)
   bool is_signed;
   unsigned short* payload;  // tile t's at t * region, grouped by partition, each run padded to whole vectors
-  unsigned* lengths;        // [q * tiles + t]: vectors of tile t's run of partition q
-  unsigned* offsets;        // [q * tiles + t]: its first vector in tile t's region
+  unsigned* runs;           // [q * tiles + t]: run_record of tile t's run of partition q
   std::uint64_t* slots;     // underflow and overflow go straight here
   unsigned short pad;       // a payload slot after a run's end: 2^low_bits, pass 3's spare counter
   // Keys that are no bin's map to the three partitions past the last:
@@ -298,13 +311,12 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
     __syncthreads();
     const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
     __syncthreads();  // start[] was written by other threads than read it below
-    // The runs' lengths and offsets in vectors, partition-major (every
+    // The runs' records (lengths and offsets in vectors), partition-major (every
     // partition, empty ones too), and each run's padding.
     for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
       const std::uint64_t e = std::uint64_t{q} * a.tiles + t;
       const unsigned c = count[q], s0 = start[q];
-      a.lengths[e] = padded(c) / P::kVector;
-      a.offsets[e] = s0 / P::kVector;
+      a.runs[e] = run_record(padded(c) / P::kVector, s0 / P::kVector);
       for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = a.pad;
     }
 #pragma unroll
@@ -329,9 +341,8 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
 struct CountArgs {
   const uint2* payload;     // in vectors of 4 payloads
   std::uint32_t region_vectors;
-  const unsigned* lengths;  // only the last entry is read: with starts' last, the total
-  const unsigned* starts;   // exclusive scan of lengths, partition-major
-  const unsigned* offsets;
+  const unsigned* runs;     // run_record, partition-major
+  const unsigned* starts;   // exclusive scan of the runs' lengths
   std::uint32_t tiles;
   std::uint32_t entries;  // partitions x tiles
   int low_bits;
@@ -373,7 +384,7 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned* pre = reinterpret_cast<unsigned*>(smem + (std::size_t{4} << a.low_bits) + 4) + warp * 65;  // 33 entries
   unsigned* delta = pre + 33;                                                                       // 32 entries
-  const unsigned total = a.starts[a.entries - 1] + a.lengths[a.entries - 1];
+  const unsigned total = a.starts[a.entries - 1] + run_length(a.runs[a.entries - 1]);
   const unsigned lo = static_cast<unsigned>(std::uint64_t{total} * blockIdx.x / gridDim.x);
   const unsigned hi = static_cast<unsigned>(std::uint64_t{total} * (blockIdx.x + 1) / gridDim.x);
   if (lo >= hi) return;  // the whole block
@@ -403,7 +414,7 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
         const unsigned g0 = max(e0, wlo), g1 = min(e1, whi);
         if (g1 > g0) {
           len = g1 - g0;
-          src = (e - row) * a.region_vectors + a.offsets[e] + (g0 - e0);
+          src = (e - row) * a.region_vectors + run_offset(a.runs[e]) + (g0 - e0);
         }
       }
       unsigned incl = len;
@@ -548,21 +559,20 @@ Shape shape_of(const Binning& b, std::uint64_t n, int low) {
 
 std::size_t scan_temp_bytes(std::uint64_t entries) {
   std::size_t bytes = 0;
-  LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const unsigned*>(nullptr),
+  LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, RunLengths(nullptr, RunLength{}),
                                                      static_cast<unsigned*>(nullptr), static_cast<int>(entries)));
   return bytes;
 }
 
 struct Layout {
-  std::size_t payload, lengths, starts, offsets, temp, total;
+  std::size_t payload, runs, starts, temp, total;
 };
 Layout layout_for(const Shape& s) {
   Layout l{};
   l.payload = 0;
-  l.lengths = round_up(std::size_t{s.tiles} * region_of(s.partitions) * 2, 256);
-  l.starts = l.lengths + round_up(s.entries * 4, 256);
-  l.offsets = l.starts + round_up(s.entries * 4, 256);
-  l.temp = l.offsets + round_up(s.entries * 4, 256);
+  l.runs = round_up(std::size_t{s.tiles} * region_of(s.partitions) * 2, 256);
+  l.starts = l.runs + round_up(s.entries * 4, 256);
+  l.temp = l.starts + round_up(s.entries * 4, 256);
   l.total = l.temp + round_up(scan_temp_bytes(s.entries), 256);
   return l;
 }
@@ -601,15 +611,13 @@ void run(const RunArgs& a) {
   pa.is_signed = a.type == SampleType::i32;
   const bool fast32 = make_key_map32(pa.map, pa.is_signed, pa.under_slot, pa.over_slot, &pa.map32);
   pa.payload = reinterpret_cast<unsigned short*>(ws + l.payload);
-  pa.lengths = reinterpret_cast<unsigned*>(ws + l.lengths);
-  pa.offsets = reinterpret_cast<unsigned*>(ws + l.offsets);
+  pa.runs = reinterpret_cast<unsigned*>(ws + l.runs);
   pa.slots = a.slots;
   CountArgs ca{};
   ca.payload = reinterpret_cast<const uint2*>(pa.payload);
   ca.region_vectors = pa.region / P::kVector;
-  ca.lengths = pa.lengths;
+  ca.runs = pa.runs;
   ca.starts = reinterpret_cast<unsigned*>(ws + l.starts);
-  ca.offsets = pa.offsets;
   ca.low_bits = low;
   ca.slots = a.slots;
   void* temp = ws + l.temp;
@@ -634,7 +642,7 @@ void run(const RunArgs& a) {
     }
     const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
     std::size_t temp_bytes = l.total - l.temp;
-    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, static_cast<const unsigned*>(pa.lengths), reinterpret_cast<unsigned*>(ws + l.starts),
+    LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, RunLengths(pa.runs, RunLength{}), reinterpret_cast<unsigned*>(ws + l.starts),
                                                        static_cast<int>(entries), stream));
     ca.tiles = pa.tiles;
     ca.entries = static_cast<std::uint32_t>(entries);
