@@ -329,10 +329,16 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
       {SampleType::i32, {"i32_70000_narrow", Binning::even(70000, -35000, 35000)}},
       // a lower bound below every u32 key: the 64-bit map (the others take the 32-bit one)
       {SampleType::u32, {"u32_2e20_from_minus_2e31", Binning::even(std::uint64_t{1} << 20, -2147483648.0, 2147483648.0)}}};
+  // Records written by groups of 8 tiles (6 tiles a call: every group partly
+  // filled; chunks of 3 then 2 tiles: the second chunk's zeros over the
+  // first's records) and of 3 (the word-by-word writer); "": the policy (a
+  // tile at a time at these sizes).
+  for (const char* group : {"8", "3", ""})
   for (const char* chunk : {"8192", "24576", ""}) {
     for (const char* low : {"12", "15", ""}) {
-      ScopedEnv chunk_knob("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), low_knob("LEVELHIST_PARTITION_LOW_BITS", low);
-      const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low;
+      ScopedEnv chunk_knob("LEVELHIST_PARTITION_CHUNK_KEYS", chunk), low_knob("LEVELHIST_PARTITION_LOW_BITS", low),
+          group_knob("LEVELHIST_PARTITION_RECORD_GROUP", group);
+      const std::string knobs = std::string("chunk ") + chunk + ", low bits " + low + ", record group " + group;
       for (const Case& c : cases) {
         if (!strategy_accepts(*s, Problem{c.type, &c.nb.binning, n})) {
           ADD_FAILURE() << "gpu_partition_count declines " << c.nb.name << ", " << knobs;

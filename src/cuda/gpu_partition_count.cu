@@ -64,6 +64,11 @@ struct PartitionPolicy {
   static constexpr std::uint32_t kMaxPartitions = 4096;                  // their counters: 32 KiB
   static constexpr std::uint64_t kChunkKeys = std::uint64_t{1} << 27;
   static constexpr unsigned kVector = 4;          // payloads in one 8-byte load of pass 3
+  // Tiles whose runs' records a block writes together (one 32-byte store a
+  // partition), where the partitions' records fit shared memory beside the
+  // tile and every block gets a group.
+  static constexpr unsigned kRecordGroup = 8;
+  static constexpr std::uint32_t kMaxGroupedPartitions = 1024;  // 32 KiB of records
 };
 using P = PartitionPolicy;
 static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
@@ -151,7 +156,9 @@ struct PartitionArgs {
   KeyMap32 map32;  // where it applies (the kernel's Fast32)
   bool is_signed;
   unsigned short* payload;  // tile t's at t * region, grouped by partition, each run padded to whole vectors
-  unsigned* runs;           // [q * tiles + t]: run_record of tile t's run of partition q
+  unsigned* runs;           // [q * pitch + t]: run_record of tile t's run of partition q
+  std::uint32_t group;      // tiles a block takes at once, their records written together (1 to kRecordGroup)
+  std::uint32_t pitch;      // tiles rounded up to whole groups (the records past the last are zero)
   std::uint64_t* slots;     // underflow and overflow go straight here
   unsigned short pad;       // a payload slot after a run's end: 2^low_bits, pass 3's spare counter
   // Keys that are no bin's map to the three partitions past the last:
@@ -201,11 +208,16 @@ __device__ unsigned block_exclusive_scan(const unsigned* counts, unsigned* prefi
   return warp_sums[32];
 }
 
-// Dynamic shared memory: the tile's payloads, then per partition its count
-// (and 32 spare counters) and its start, then the scan's warp sums and the
-// block's flow counters.
-std::size_t partition_smem(std::uint32_t partitions) {
-  return std::size_t{region_of(partitions)} * sizeof(unsigned short) + (std::size_t{partitions} * 2 + 32) * 4 + 36 * 4;
+// Dynamic shared memory: the group's runs' records (group words a partition,
+// whole 16 bytes), the tile's payloads, then per partition its count (and 32
+// spare counters) and its start, then the scan's warp sums and the block's
+// flow counters.
+__host__ __device__ std::size_t records_smem(std::uint32_t partitions, std::uint32_t group) {
+  return round_up(std::size_t{partitions} * group * 4, 16);
+}
+std::size_t partition_smem(std::uint32_t partitions, std::uint32_t group) {
+  return records_smem(partitions, group) + std::size_t{region_of(partitions)} * sizeof(unsigned short) +
+         (std::size_t{partitions} * 2 + 32) * 4 + 36 * 4;
 }
 
 // A tile's keys into registers, a thread's sixteen issued at once. Full: the
@@ -284,8 +296,10 @@ __device__ __forceinline__ void rank_tile(const PartitionArgs& a, std::uint64_t 
 template <bool Aligned, bool Fast32>
 __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  auto* stage = reinterpret_cast<unsigned short*>(smem);
-  auto* count = reinterpret_cast<unsigned*>(smem + std::size_t{a.region} * sizeof(unsigned short));
+  auto* rec = reinterpret_cast<unsigned*>(smem);  // [tile's place in the group * partitions + q]: no bank conflicts
+  auto* stage = reinterpret_cast<unsigned short*>(smem + records_smem(a.partitions, a.group));
+  auto* count = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(stage) +
+                                            std::size_t{a.region} * sizeof(unsigned short));
   unsigned* start = count + a.partitions + 32;  // count: the partitions, then 32 spares (rank_tile)
   unsigned* warp_sums = start + a.partitions;  // 33 words
   unsigned* flow = warp_sums + 33;             // underflow, overflow
@@ -297,37 +311,57 @@ __global__ void __launch_bounds__(P::kThreads, 2) partition_kernel(PartitionArgs
     if (first + P::kTileKeys <= a.m) load_tile<Aligned, true>(a, first, key);
     else load_tile<Aligned, false>(a, first, key);
   };
-  for (std::uint32_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
-    unsigned key[P::kKeysPerThread];
-    load(t, key);
-    for (unsigned q = threadIdx.x; q < a.partitions + 32; q += P::kThreads) count[q] = 0;  // and the spares
-    __syncthreads();
-    const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
-    unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
-    if (first + P::kTileKeys <= a.m)
-      rank_tile<Fast32, true>(a, first, count, key, part, rank_value, under, over);
-    else
-      rank_tile<Fast32, false>(a, first, count, key, part, rank_value, under, over);
-    __syncthreads();
-    const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
-    __syncthreads();  // start[] was written by other threads than read it below
-    // The runs' records (lengths and offsets in vectors), partition-major (every
-    // partition, empty ones too), and each run's padding.
-    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
-      const std::uint64_t e = std::uint64_t{q} * a.tiles + t;
-      const unsigned c = count[q], s0 = start[q];
-      a.runs[e] = run_record(padded(c) / P::kVector, s0 / P::kVector);
-      for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = a.pad;
-    }
+  const std::uint32_t groups = (a.tiles + a.group - 1) / a.group;
+  for (std::uint32_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const std::uint32_t t0 = g * a.group, t_end = min(t0 + a.group, a.tiles);
+    for (std::uint32_t t = t0; t < t_end; ++t) {
+      unsigned key[P::kKeysPerThread];
+      load(t, key);
+      for (unsigned q = threadIdx.x; q < a.partitions + 32; q += P::kThreads) count[q] = 0;  // and the spares
+      __syncthreads();
+      const std::uint64_t first = std::uint64_t{t} * P::kTileKeys;
+      unsigned part[P::kKeysPerThread], rank_value[P::kKeysPerThread];
+      if (first + P::kTileKeys <= a.m)
+        rank_tile<Fast32, true>(a, first, count, key, part, rank_value, under, over);
+      else
+        rank_tile<Fast32, false>(a, first, count, key, part, rank_value, under, over);
+      __syncthreads();
+      const unsigned total = block_exclusive_scan(count, start, a.partitions, warp_sums);
+      __syncthreads();  // start[] was written by other threads than read it below
+      // The runs' records (lengths and offsets in vectors), partition-major (every
+      // partition, empty ones too), and each run's padding.
+      for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
+        const unsigned c = count[q], s0 = start[q];
+        rec[(t - t0) * a.partitions + q] = run_record(padded(c) / P::kVector, s0 / P::kVector);
+        for (unsigned j = c; j < padded(c); ++j) stage[s0 + j] = a.pad;
+      }
 #pragma unroll
-    for (int u = 0; u < P::kKeysPerThread; ++u)
-      if (part[u] < a.partitions) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
-    __syncthreads();
-    // The tile's payloads, 8 bytes (a vector) a store.
-    unsigned short* out = a.payload + std::uint64_t{t} * a.region;
-    for (unsigned k = threadIdx.x; k * P::kVector < total; k += P::kThreads)
-      reinterpret_cast<uint2*>(out)[k] = reinterpret_cast<const uint2*>(stage)[k];
-    __syncthreads();  // stage and count are rewritten by the next tile
+      for (int u = 0; u < P::kKeysPerThread; ++u)
+        if (part[u] < a.partitions) stage[start[part[u]] + (rank_value[u] >> 16)] = static_cast<unsigned short>(rank_value[u]);
+      __syncthreads();
+      // The tile's payloads, 8 bytes (a vector) a store.
+      unsigned short* out = a.payload + std::uint64_t{t} * a.region;
+      for (unsigned k = threadIdx.x; k * P::kVector < total; k += P::kThreads)
+        reinterpret_cast<uint2*>(out)[k] = reinterpret_cast<const uint2*>(stage)[k];
+      __syncthreads();  // stage and count are rewritten by the next tile
+    }
+    // The group's records, partition-major: `group` adjacent words a partition
+    // (one 32-byte store in a group of 8; zero past the chunk's last tile). A
+    // 4-byte store a (partition, tile) goes to a line of its own: at 2^24 bins
+    // 512 a tile, more store transactions than the tile's payloads take.
+    // rec[] is next written after two barriers.
+    for (unsigned q = threadIdx.x; q < a.partitions; q += P::kThreads) {
+      unsigned* dst = a.runs + std::uint64_t{q} * a.pitch + t0;
+      if (a.group == P::kRecordGroup) {
+        unsigned r[P::kRecordGroup];
+#pragma unroll
+        for (unsigned j = 0; j < P::kRecordGroup; ++j) r[j] = t0 + j < t_end ? rec[j * a.partitions + q] : 0u;
+        reinterpret_cast<uint4*>(dst)[0] = make_uint4(r[0], r[1], r[2], r[3]);
+        reinterpret_cast<uint4*>(dst)[1] = make_uint4(r[4], r[5], r[6], r[7]);
+      } else {
+        for (unsigned j = 0; j < a.group; ++j) dst[j] = t0 + j < t_end ? rec[j * a.partitions + q] : 0u;
+      }
+    }
   }
   if (under) atomicAdd(flow, under);
   if (over) atomicAdd(flow + 1, over);
@@ -343,7 +377,7 @@ struct CountArgs {
   std::uint32_t region_vectors;
   const unsigned* runs;     // run_record, partition-major
   const unsigned* starts;   // exclusive scan of the runs' lengths
-  std::uint32_t tiles;
+  std::uint32_t tiles;    // the records' rows: PartitionArgs::pitch
   std::uint32_t entries;  // partitions x tiles
   int low_bits;
   std::uint64_t* slots;
@@ -553,7 +587,7 @@ Shape shape_of(const Binning& b, std::uint64_t n, int low) {
   s.partitions = static_cast<std::uint32_t>((b.bins() + (std::uint64_t{1} << low) - 1) >> low);
   s.chunk = std::max<std::uint64_t>(1, std::min(n, chunk_limit()));
   s.tiles = static_cast<std::uint32_t>((s.chunk + P::kTileKeys - 1) / P::kTileKeys);
-  s.entries = std::uint64_t{s.partitions} * s.tiles;
+  s.entries = std::uint64_t{s.partitions} * round_up(s.tiles, P::kRecordGroup);  // the largest pitch
   return s;
 }
 
@@ -579,13 +613,30 @@ Layout layout_for(const Shape& s) {
 
 std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.binning, p.n, low_bits(p.binning->bins()))).total; }
 
+// Launches pass 1 on args.tiles tiles; sets args.group and args.pitch: tiles
+// in groups of 8 where the records fit and the busiest block's tiles grow by
+// at most 1/16 (a 1 GiB chunk: 64 against 63; 64 MiB: 8 and 8; 16 MiB would
+// take 8 against 2, on a quarter of the blocks), else one at a time. LEVELHIST_PARTITION_RECORD_GROUP (1 to 8) sets the group where the
+// records fit whatever the tile count, so that the tests take the grouped
+// path (and a partly filled last group) on small inputs.
 template <bool Aligned, bool Fast32>
-void launch_partition(const PartitionArgs& args, cudaStream_t stream) {
+void launch_partition(PartitionArgs& args, cudaStream_t stream) {
   auto kernel = partition_kernel<Aligned, Fast32>;
-  const std::size_t smem = partition_smem(args.partitions);
-  cuda_detail::allow_dynamic_shared(kernel, smem);
-  const int resident = cuda_detail::resident_blocks(kernel, P::kThreads, smem);
-  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(args.tiles, 1, std::max(1, resident)));
+  const std::size_t grouped_smem = partition_smem(args.partitions, P::kRecordGroup);
+  const bool may_group = args.partitions <= P::kMaxGroupedPartitions;
+  const std::size_t most_smem = may_group ? grouped_smem : partition_smem(args.partitions, 1);
+  cuda_detail::allow_dynamic_shared(kernel, most_smem);  // before the occupancy is asked
+  const int resident = std::max(1, cuda_detail::resident_blocks(kernel, P::kThreads, most_smem));
+  const auto forced = static_cast<std::uint32_t>(
+      ::levelhist::detail::env_knob("LEVELHIST_PARTITION_RECORD_GROUP", 0, 0, P::kRecordGroup));
+  const std::uint64_t r = static_cast<std::uint64_t>(resident), g = P::kRecordGroup;
+  const std::uint64_t most_one_by_one = (args.tiles + r - 1) / r;
+  const std::uint64_t most_grouped = ((args.tiles + g - 1) / g + r - 1) / r * g;
+  args.group = !may_group ? 1 : forced ? forced : most_grouped * 16 <= most_one_by_one * 17 ? P::kRecordGroup : 1;
+  args.pitch = static_cast<std::uint32_t>(round_up(args.tiles, args.group));
+  const std::size_t smem = partition_smem(args.partitions, args.group);
+  const std::uint64_t groups = (args.tiles + args.group - 1) / args.group;
+  const unsigned blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(groups, 1, resident));
   kernel<<<blocks, P::kThreads, smem, stream>>>(args);
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
@@ -640,11 +691,11 @@ void run(const RunArgs& a) {
       if (fast32) launch_partition<false, true>(pa, stream);
       else launch_partition<false, false>(pa, stream);
     }
-    const std::uint64_t entries = std::uint64_t{s.partitions} * pa.tiles;
+    const std::uint64_t entries = std::uint64_t{s.partitions} * pa.pitch;
     std::size_t temp_bytes = l.total - l.temp;
     LEVELHIST_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, RunLengths(pa.runs, RunLength{}), reinterpret_cast<unsigned*>(ws + l.starts),
                                                        static_cast<int>(entries), stream));
-    ca.tiles = pa.tiles;
+    ca.tiles = pa.pitch;  // the records' rows (tiles past the last have empty runs)
     ca.entries = static_cast<std::uint32_t>(entries);
     // About 8 K keys a block at least; blocks left without keys return at once.
     const unsigned blocks =
