@@ -410,6 +410,12 @@ std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCount
 // vectors a tile on uniform keys), so a batch may take the lookup below; else
 // every batch walks, and the kernel is the walk alone (the lookup's second
 // copy of the loop cost 2^20 bins ~1%).
+// At the 32 registers of two 1024-thread blocks an SM, count_kernel<true>
+// spills 12 bytes (the block's search for its first and last partition and a
+// partition's end; nothing inside the loops over windows): it was measured so
+// (docs/PERFORMANCE-general.md section 15), hence this file is left out of
+// the build's spill warnings (CMakeLists.txt). Every other kernel here has
+// none; check with -Xptxas -v after a change.
 template <bool ShortRuns>
 __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
