@@ -495,41 +495,41 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       // the lanes whose vector is the batch's. The next window is loaded
       // before this one's atomics, which it would otherwise wait for.
       auto count_batch = [&](auto whole_warp, auto&& vector_index) {
-      constexpr bool WholeWarp = decltype(whole_warp)::value;
-      uint2 cur = make_uint2(0, 0), ahead = cur;
-      if (WholeWarp) {
-        const unsigned idx = vector_index(0u);
-        if (lane < keys) cur = a.payload[idx];
-      } else if (lane < keys) {
-        cur = a.payload[vector_index(0u)];
-      }
-      for (unsigned k0 = 0; k0 < keys; k0 += 32) {
-        const unsigned k = k0 + lane;
+        constexpr bool WholeWarp = decltype(whole_warp)::value;
+        uint2 cur = make_uint2(0, 0), ahead = cur;
         if (WholeWarp) {
-          if (k0 + 32 < keys) {  // uniform
-            const unsigned idx = vector_index(k0 + 32);
-            if (k + 32 < keys) ahead = a.payload[idx];
+          const unsigned idx = vector_index(0u);
+          if (lane < keys) cur = a.payload[idx];
+        } else if (lane < keys) {
+          cur = a.payload[vector_index(0u)];
+        }
+        for (unsigned k0 = 0; k0 < keys; k0 += 32) {
+          const unsigned k = k0 + lane;
+          if (WholeWarp) {
+            if (k0 + 32 < keys) {  // uniform
+              const unsigned idx = vector_index(k0 + 32);
+              if (k + 32 < keys) ahead = a.payload[idx];
+            }
+          } else if (k + 32 < keys) {
+            ahead = a.payload[vector_index(k0 + 32)];
           }
-        } else if (k + 32 < keys) {
-          ahead = a.payload[vector_index(k0 + 32)];
-        }
-        const unsigned w[2] = {cur.x, cur.y};
-        // A warp of one value (constant keys) adds once: 32 atomics on one
-        // counter would serialize. Lane 0's first payload is a key (a run's
-        // padding is at its end, less than a vector); a vector with padding
-        // is not "same", so its warp takes the atomics (the padding goes to
-        // the spare counter h[width]).
-        const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
-        const unsigned pair = v0 * 0x10001u;
-        const bool same = k >= keys || (w[0] == pair && w[1] == pair);
-        if (__all_sync(0xffffffffu, same)) {
-          if (lane == 0) atomicAdd(h + v0, 4 * min(32u, keys - k0));
-        } else if (k < keys) {
+          const unsigned w[2] = {cur.x, cur.y};
+          // A warp of one value (constant keys) adds once: 32 atomics on one
+          // counter would serialize. Lane 0's first payload is a key (a run's
+          // padding is at its end, less than a vector); a vector with padding
+          // is not "same", so its warp takes the atomics (the padding goes to
+          // the spare counter h[width]).
+          const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
+          const unsigned pair = v0 * 0x10001u;
+          const bool same = k >= keys || (w[0] == pair && w[1] == pair);
+          if (__all_sync(0xffffffffu, same)) {
+            if (lane == 0) atomicAdd(h + v0, 4 * min(32u, keys - k0));
+          } else if (k < keys) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
+            for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
+          }
+          cur = ahead;
         }
-        cur = ahead;
-      }
       };
       if (walk) {
         unsigned run = 0, run_end = pre[1], run_delta = delta[0];  // the lane's current run
