@@ -361,6 +361,29 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
   }
 }
 
+// Record groups whose size does not divide 8: 8 tiles in groups of 3, 5 or
+// 7 make 9, 10 or 14 record rows, more than whole groups of 8 would (the
+// workspace is sized for any group up to 8).
+TEST(GpuGeneral, PartitionCountRecordGroupsOfAnySize) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const Strategy* s = find_strategy("gpu_partition_count");
+  ASSERT_NE(s, nullptr);
+  PlainRunner runner;
+  const NamedBinning nb{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)};
+  for (const std::uint64_t n : {std::uint64_t{8} * 8192, std::uint64_t{15} * 8192 + 1}) {
+    for (const char* group : {"3", "5", "7"}) {
+      ScopedEnv group_knob("LEVELHIST_PARTITION_RECORD_GROUP", group);
+      for (Dist dist : {Dist::uniform_window, Dist::one_value}) {
+        const GenSpec g = spec(SampleType::u32, nb.binning, dist, n, "record groups");
+        const auto data = generate(g);
+        const auto reference = reference_slots(SampleType::u32, data.data(), n, nb.binning);
+        runner.check(*s, SampleType::u32, data, n, nb.binning, 0, reference, false,
+                     describe(g) + ", record group " + group);
+      }
+    }
+  }
+}
+
 // Runs of equal samples: in the shared strategies, even bins remember the
 // last sample a thread found next to an edge and do not map it again. Runs of
 // 1 to 40 of values on an edge, one ulp either side, -0 and +0 (one bin: they

@@ -593,7 +593,9 @@ Shape shape_of(const Binning& b, std::uint64_t n, int low) {
   s.partitions = static_cast<std::uint32_t>((b.bins() + (std::uint64_t{1} << low) - 1) >> low);
   s.chunk = std::max<std::uint64_t>(1, std::min(n, chunk_limit()));
   s.tiles = static_cast<std::uint32_t>((s.chunk + P::kTileKeys - 1) / P::kTileKeys);
-  s.entries = std::uint64_t{s.partitions} * round_up(s.tiles, P::kRecordGroup);  // the largest pitch
+  // The largest pitch: a chunk's tiles rounded up to whole groups of any
+  // size up to kRecordGroup (3 groups of 3 for 8 tiles: 9 rows).
+  s.entries = std::uint64_t{s.partitions} * (s.tiles + P::kRecordGroup - 1);
   return s;
 }
 
