@@ -69,6 +69,9 @@ struct PartitionPolicy {
   // tile and every block gets a group.
   static constexpr unsigned kRecordGroup = 8;
   static constexpr std::uint32_t kMaxGroupedPartitions = 1024;  // 32 KiB of records
+  // Pass 3 finds a vector's run by a lookup (count_kernel<true>) beyond this
+  // many partitions: runs of fewer than 16 vectors a tile on uniform keys.
+  static constexpr std::uint32_t kShortRunPartitions = 128;
 };
 using P = PartitionPolicy;
 static_assert(P::kTileKeys <= (1u << 16), "ranks and offsets share 16 bits with the payload");
@@ -406,10 +409,9 @@ __device__ std::uint32_t find_entry(const unsigned* starts, std::uint32_t first,
 // warp its batch's 33 run starts and 32 deltas (in vectors).
 std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCountThreads / 32 * (33 + 32) * 4; }
 
-// ShortRuns: the partitions are many (more than 128: runs of fewer than 16
-// vectors a tile on uniform keys), so a batch may take the lookup below; else
-// every batch walks, and the kernel is the walk alone (the lookup's second
-// copy of the loop cost 2^20 bins ~1%).
+// ShortRuns: the partitions are many (more than kShortRunPartitions), so a
+// batch may take the lookup below; else every batch walks, and the kernel is
+// the walk alone (the lookup's second copy of the loop cost 2^20 bins ~1%).
 // At the 32 registers of two 1024-thread blocks an SM, count_kernel<true>
 // spills 12 bytes (the block's search for its first and last partition and a
 // partition's end; nothing inside the loops over windows): it was measured so
@@ -624,9 +626,10 @@ std::size_t workspace_bytes(const Problem& p) { return layout_for(shape_of(*p.bi
 // Launches pass 1 on args.tiles tiles; sets args.group and args.pitch: tiles
 // in groups of 8 where the records fit and the busiest block's tiles grow by
 // at most 1/16 (a 1 GiB chunk: 64 against 63; 64 MiB: 8 and 8; 16 MiB would
-// take 8 against 2, on a quarter of the blocks), else one at a time. LEVELHIST_PARTITION_RECORD_GROUP (1 to 8) sets the group where the
-// records fit whatever the tile count, so that the tests take the grouped
-// path (and a partly filled last group) on small inputs.
+// take 8 against 2, on a quarter of the blocks), else one at a time.
+// LEVELHIST_PARTITION_RECORD_GROUP (1 to 8) sets the group where the records
+// fit whatever the tile count, so that the tests take the grouped path (and a
+// partly filled last group) on small inputs.
 template <bool Aligned, bool Fast32>
 void launch_partition(PartitionArgs& args, cudaStream_t stream) {
   auto kernel = partition_kernel<Aligned, Fast32>;
@@ -681,8 +684,7 @@ void run(const RunArgs& a) {
   ca.slots = a.slots;
   void* temp = ws + l.temp;
   const std::size_t csmem = count_smem(low);
-  // The partitions' runs on uniform keys: 8192 / partitions keys a tile.
-  const auto count = s.partitions > 128 ? count_kernel<true> : count_kernel<false>;
+  const auto count = s.partitions > P::kShortRunPartitions ? count_kernel<true> : count_kernel<false>;
   cuda_detail::allow_dynamic_shared(count, csmem);
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count, P::kCountThreads, csmem));
 
