@@ -384,6 +384,32 @@ TEST(GpuGeneral, PartitionCountRecordGroupsOfAnySize) {
   }
 }
 
+// Pass 3's payload loads in flight (LEVELHIST_PARTITION_AHEAD 1, 2, 4; the
+// policy takes 1 for few partitions, 4 for many), for the walk (2^20 bins)
+// and the lookup (2^24), batches whose windows end inside a group of Ahead.
+TEST(GpuGeneral, PartitionCountWindowsAhead) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const Strategy* s = find_strategy("gpu_partition_count");
+  ASSERT_NE(s, nullptr);
+  PlainRunner runner;
+  const std::vector<NamedBinning> cases = {{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)},
+                                           {"u32_2e24", Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0)}};
+  for (const std::uint64_t n : {std::uint64_t{5} * 8192 + 77, std::uint64_t{1} << 20}) {
+    for (const char* ahead : {"1", "2", "4"}) {
+      ScopedEnv ahead_knob("LEVELHIST_PARTITION_AHEAD", ahead);
+      for (const NamedBinning& c : cases) {
+        for (Dist dist : {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::on_edges}) {
+          const GenSpec g = spec(SampleType::u32, c.binning, dist, n, "ahead " + c.name);
+          const auto data = generate(g);
+          const auto reference = reference_slots(SampleType::u32, data.data(), n, c.binning);
+          runner.check(*s, SampleType::u32, data, n, c.binning, 0, reference, false,
+                       c.name + ", " + describe(g) + ", ahead " + ahead);
+        }
+      }
+    }
+  }
+}
+
 // Runs of equal samples: in the shared strategies, even bins remember the
 // last sample a thread found next to an edge and do not map it again. Runs of
 // 1 to 40 of values on an edge, one ulp either side, -0 and +0 (one bin: they

@@ -412,14 +412,20 @@ std::size_t count_smem(int low) { return (std::size_t{4} << low) + 4 + P::kCount
 // ShortRuns: the partitions are many (more than kShortRunPartitions), so a
 // batch may take the lookup below; else every batch walks, and the kernel is
 // the walk alone (the lookup's second copy of the loop cost 2^20 bins ~1%).
-// At the 32 registers of two 1024-thread blocks an SM, count_kernel<true>
-// spills 12 bytes (the block's search for its first and last partition and a
-// partition's end; nothing inside the loops over windows): it was measured so
-// (docs/PERFORMANCE-general.md section 15), hence this file is left out of
-// the build's spill warnings (CMakeLists.txt). Every other kernel here has
-// none; check with -Xptxas -v after a change.
-template <bool ShortRuns>
-__global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a) {
+// count_kernel<false, 2> and <false, 4> (only by LEVELHIST_PARTITION_AHEAD,
+// for a study) spill 28-64 bytes at the 32 registers of two 1024-thread
+// blocks an SM, hence this file is left out of the build's spill warnings
+// (CMakeLists.txt); the kernels the policy runs have none: check with
+// -Xptxas -v after a change.
+//
+// Ahead: windows whose payload loads are in flight while one is counted. A
+// window's counting is ~40 instructions against a load from DRAM of several
+// hundred cycles, so with one ahead a warp waits at every window unless other
+// warps cover it: two blocks an SM (2^20 bins, 64 warps) do more than one
+// (2^24 bins: 128 KiB of counters, 32 warps), which therefore takes more
+// registers (one block an SM is all its shared memory allows anyway).
+template <bool ShortRuns, int Ahead>
+__global__ void __launch_bounds__(P::kCountThreads, ShortRuns ? 1 : 2) count_kernel(CountArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* h = reinterpret_cast<unsigned*>(smem);
   const unsigned width = 1u << a.low_bits;
@@ -494,43 +500,53 @@ __global__ void __launch_bounds__(P::kCountThreads, 2) count_kernel(CountArgs a)
       __syncwarp();
       // Counts the batch, `vector_index(w)` giving vector w + lane's index:
       // called by the whole warp where WholeWarp (the lookup's vote), else by
-      // the lanes whose vector is the batch's. The next window is loaded
-      // before this one's atomics, which it would otherwise wait for.
+      // the lanes whose vector is the batch's. The windows Ahead on are loaded
+      // before this one's atomics, which a load after them would wait for.
       auto count_batch = [&](auto whole_warp, auto&& vector_index) {
         constexpr bool WholeWarp = decltype(whole_warp)::value;
-        uint2 cur = make_uint2(0, 0), ahead = cur;
-        if (WholeWarp) {
-          const unsigned idx = vector_index(0u);
-          if (lane < keys) cur = a.payload[idx];
-        } else if (lane < keys) {
-          cur = a.payload[vector_index(0u)];
-        }
-        for (unsigned k0 = 0; k0 < keys; k0 += 32) {
-          const unsigned k = k0 + lane;
+        // Window w's vector of this lane into `into`, where it is one of the batch's.
+        auto fetch = [&](unsigned w, uint2& into) {
           if (WholeWarp) {
-            if (k0 + 32 < keys) {  // uniform
-              const unsigned idx = vector_index(k0 + 32);
-              if (k + 32 < keys) ahead = a.payload[idx];
+            if (w < keys) {  // uniform
+              const unsigned idx = vector_index(w);
+              if (w + lane < keys) into = a.payload[idx];
             }
-          } else if (k + 32 < keys) {
-            ahead = a.payload[vector_index(k0 + 32)];
+          } else if (w + lane < keys) {
+            into = a.payload[vector_index(w)];
           }
-          const unsigned w[2] = {cur.x, cur.y};
-          // A warp of one value (constant keys) adds once: 32 atomics on one
-          // counter would serialize. Lane 0's first payload is a key (a run's
-          // padding is at its end, less than a vector); a vector with padding
-          // is not "same", so its warp takes the atomics (the padding goes to
-          // the spare counter h[width]).
-          const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
-          const unsigned pair = v0 * 0x10001u;
-          const bool same = k >= keys || (w[0] == pair && w[1] == pair);
-          if (__all_sync(0xffffffffu, same)) {
-            if (lane == 0) atomicAdd(h + v0, 4 * min(32u, keys - k0));
-          } else if (k < keys) {
+        };
+        // ring[d] holds window k0 + 32 d (its load in flight): the loop steps
+        // Ahead windows at a time so that each slot keeps its register (no moves).
+        uint2 ring[Ahead];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
+        for (int d = 0; d < Ahead; ++d) {
+          ring[d] = make_uint2(0, 0);
+          fetch(32u * d, ring[d]);
+        }
+        for (unsigned k0 = 0; k0 < keys; k0 += 32u * Ahead) {
+#pragma unroll
+          for (int d = 0; d < Ahead; ++d) {
+            const unsigned w0 = k0 + 32u * d;  // this window's first vector
+            if (w0 >= keys) break;             // uniform
+            const unsigned k = w0 + lane;
+            const uint2 cur = ring[d];
+            fetch(w0 + 32u * Ahead, ring[d]);
+            const unsigned w[2] = {cur.x, cur.y};
+            // A warp of one value (constant keys) adds once: 32 atomics on one
+            // counter would serialize. Lane 0's first payload is a key (a run's
+            // padding is at its end, less than a vector); a vector with padding
+            // is not "same", so its warp takes the atomics (the padding goes to
+            // the spare counter h[width]).
+            const unsigned v0 = __shfl_sync(0xffffffffu, w[0] & 0xffffu, 0);
+            const unsigned pair = v0 * 0x10001u;
+            const bool same = k >= keys || (w[0] == pair && w[1] == pair);
+            if (__all_sync(0xffffffffu, same)) {
+              if (lane == 0) atomicAdd(h + v0, 4 * min(32u, keys - w0));
+            } else if (k < keys) {
+#pragma unroll
+              for (int j = 0; j < 4; ++j) atomicAdd(h + ((w[j / 2] >> (16 * (j % 2))) & 0xffffu), 1u);
+            }
           }
-          cur = ahead;
         }
       };
       if (walk) {
@@ -684,7 +700,11 @@ void run(const RunArgs& a) {
   ca.slots = a.slots;
   void* temp = ws + l.temp;
   const std::size_t csmem = count_smem(low);
-  const auto count = s.partitions > P::kShortRunPartitions ? count_kernel<true> : count_kernel<false>;
+  // The windows loaded ahead: LEVELHIST_PARTITION_AHEAD (1, 2 or 4), else the policy.
+  const bool short_runs = s.partitions > P::kShortRunPartitions;
+  const auto ahead = ::levelhist::detail::env_knob("LEVELHIST_PARTITION_AHEAD", short_runs ? 4 : 1, 1, 4);
+  const auto count = short_runs ? (ahead >= 4 ? count_kernel<true, 4> : ahead >= 2 ? count_kernel<true, 2> : count_kernel<true, 1>)
+                                : (ahead >= 4 ? count_kernel<false, 4> : ahead >= 2 ? count_kernel<false, 2> : count_kernel<false, 1>);
   cuda_detail::allow_dynamic_shared(count, csmem);
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count, P::kCountThreads, csmem));
 
