@@ -144,12 +144,17 @@ struct IntShiftMap {
   UInt last;  // in range: 0 <= x - lower <= last (span - 1; span with numpy's rule)
   std::uint32_t shift;
   std::uint32_t bins;
+  // Without branches, every case computed and one selected: in a GPU loop the
+  // two early returns cost a convergence barrier, a branch and a reload of
+  // `shift` a sample (sm_90 SASS: 17 instructions a sample of u16 into 4096
+  // bins in gpu_shared_swizzle, the add included).
   LEVELHIST_HD std::uint32_t operator()(Int x) const {
     const Int d = x - lower;
-    if (d < 0) return bins;
-    if (static_cast<UInt>(d) > last) return bins + 1;
-    const UInt b = static_cast<UInt>(d) >> shift;
-    return b < bins ? static_cast<std::uint32_t>(b) : bins - 1;  // numpy's x == upper
+    const UInt u = static_cast<UInt>(d);  // d < 0 wraps to >= 2^(bits - 1), above `last`
+    const UInt b = u >> shift;
+    const std::uint32_t in_range = b < bins ? static_cast<std::uint32_t>(b) : bins - 1;  // numpy's x == upper
+    const std::uint32_t flow = bins + 1 - static_cast<std::uint32_t>(u >> (8 * sizeof(UInt) - 1));  // d < 0: bins
+    return u <= last ? in_range : flow;
   }
 };
 
