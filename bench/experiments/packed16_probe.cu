@@ -110,13 +110,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (std::uint32_t i = threadIdx.x; i < kWords; i += kThreads) h[i] = 0;
   __syncthreads();
 
+  // The epochs' loop runs on the block's first vector, the same in every
+  // thread, so that every thread meets the barriers inside it.
   const std::uint64_t per_epoch = std::uint64_t{V} * kThreads;
   const std::uint64_t stride = per_epoch * gridDim.x;
-  std::uint64_t base = blockIdx.x * per_epoch + threadIdx.x;
+  std::uint64_t block_base = blockIdx.x * per_epoch;
   auto load = [&](uint4 (&r)[V], std::uint64_t b) {
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      const std::uint64_t i = b + std::uint64_t(j) * kThreads;
+      const std::uint64_t i = b + threadIdx.x + std::uint64_t(j) * kThreads;
       r[j] = i < vectors ? __ldcs(in + i) : make_uint4(0, 0, 0, 0);
     }
   };
@@ -125,14 +127,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     atomicAdd(h + w, 1u << ((v & 1) << 4));
   };
   uint4 cur[V];
-  load(cur, base);
-  while (base < vectors) {
-    const std::uint64_t next = base + stride;
+  load(cur, block_base);
+  while (block_base < vectors) {
+    const std::uint64_t next = block_base + stride;
     uint4 ahead[V];
     load(ahead, next);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      if (base + std::uint64_t(j) * kThreads >= vectors) break;
+      if (block_base + threadIdx.x + std::uint64_t(j) * kThreads >= vectors) break;
       const std::uint32_t q[4] = {cur[j].x, cur[j].y, cur[j].z, cur[j].w};
       if constexpr (EqualVectors) {
         const bool same = q[0] == q[1] && q[1] == q[2] && q[2] == q[3] && (q[0] >> 16) == (q[0] & 0xFFFFu);
@@ -172,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < V; ++j) cur[j] = ahead[j];
-    base = next;
+    block_base = next;
   }
   // The rest, every non-zero half.
   for (std::uint32_t p = threadIdx.x; p < kWords; p += kThreads) {
