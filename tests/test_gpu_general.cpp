@@ -361,27 +361,40 @@ TEST(GpuGeneral, PartitionCountChunksPartitionsAndRanks) {
   }
 }
 
+// Counts u32 keys with gpu_partition_count under each value of a study knob,
+// against the CPU: every binning, size and distribution, the data and its
+// reference made once for all the knob's values.
+void check_partition_count_under_knob(const char* knob, std::initializer_list<const char*> values,
+                                      const std::vector<NamedBinning>& cases, std::initializer_list<std::uint64_t> sizes,
+                                      std::initializer_list<Dist> dists) {
+  const Strategy* s = find_strategy("gpu_partition_count");
+  ASSERT_NE(s, nullptr);
+  PlainRunner runner;
+  for (const NamedBinning& c : cases) {
+    for (const std::uint64_t n : sizes) {
+      for (Dist dist : dists) {
+        const GenSpec g = spec(SampleType::u32, c.binning, dist, n, std::string(knob) + " " + c.name);
+        const auto data = generate(g);
+        const auto reference = reference_slots(SampleType::u32, data.data(), n, c.binning);
+        for (const char* value : values) {
+          ScopedEnv knob_value(knob, value);
+          runner.check(*s, SampleType::u32, data, n, c.binning, 0, reference, false,
+                       c.name + ", " + describe(g) + ", " + knob + "=" + value);
+        }
+      }
+    }
+  }
+}
+
 // Record groups whose size does not divide 8: 8 tiles in groups of 3, 5 or
 // 7 make 9, 10 or 14 record rows, more than whole groups of 8 would (the
 // workspace is sized for any group up to 8).
 TEST(GpuGeneral, PartitionCountRecordGroupsOfAnySize) {
   LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
-  const Strategy* s = find_strategy("gpu_partition_count");
-  ASSERT_NE(s, nullptr);
-  PlainRunner runner;
-  const NamedBinning nb{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)};
-  for (const std::uint64_t n : {std::uint64_t{8} * 8192, std::uint64_t{15} * 8192 + 1}) {
-    for (const char* group : {"3", "5", "7"}) {
-      ScopedEnv group_knob("LEVELHIST_PARTITION_RECORD_GROUP", group);
-      for (Dist dist : {Dist::uniform_window, Dist::one_value}) {
-        const GenSpec g = spec(SampleType::u32, nb.binning, dist, n, "record groups");
-        const auto data = generate(g);
-        const auto reference = reference_slots(SampleType::u32, data.data(), n, nb.binning);
-        runner.check(*s, SampleType::u32, data, n, nb.binning, 0, reference, false,
-                     describe(g) + ", record group " + group);
-      }
-    }
-  }
+  check_partition_count_under_knob("LEVELHIST_PARTITION_RECORD_GROUP", {"3", "5", "7"},
+                                   {{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)}},
+                                   {std::uint64_t{8} * 8192, std::uint64_t{15} * 8192 + 1},
+                                   {Dist::uniform_window, Dist::one_value});
 }
 
 // Pass 3's payload loads in flight (LEVELHIST_PARTITION_AHEAD 1, 2, 4; the
@@ -389,25 +402,11 @@ TEST(GpuGeneral, PartitionCountRecordGroupsOfAnySize) {
 // and the lookup (2^24), batches whose windows end inside a group of Ahead.
 TEST(GpuGeneral, PartitionCountWindowsAhead) {
   LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
-  const Strategy* s = find_strategy("gpu_partition_count");
-  ASSERT_NE(s, nullptr);
-  PlainRunner runner;
-  const std::vector<NamedBinning> cases = {{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)},
-                                           {"u32_2e24", Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0)}};
-  for (const std::uint64_t n : {std::uint64_t{5} * 8192 + 77, std::uint64_t{1} << 20}) {
-    for (const char* ahead : {"1", "2", "4"}) {
-      ScopedEnv ahead_knob("LEVELHIST_PARTITION_AHEAD", ahead);
-      for (const NamedBinning& c : cases) {
-        for (Dist dist : {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::on_edges}) {
-          const GenSpec g = spec(SampleType::u32, c.binning, dist, n, "ahead " + c.name);
-          const auto data = generate(g);
-          const auto reference = reference_slots(SampleType::u32, data.data(), n, c.binning);
-          runner.check(*s, SampleType::u32, data, n, c.binning, 0, reference, false,
-                       c.name + ", " + describe(g) + ", ahead " + ahead);
-        }
-      }
-    }
-  }
+  check_partition_count_under_knob("LEVELHIST_PARTITION_AHEAD", {"1", "2", "4"},
+                                   {{"u32_2e20", Binning::even(std::uint64_t{1} << 20, 0, 4294967296.0)},
+                                    {"u32_2e24", Binning::even(std::uint64_t{1} << 24, 0, 4294967296.0)}},
+                                   {std::uint64_t{5} * 8192 + 77, std::uint64_t{1} << 20},
+                                   {Dist::uniform_window, Dist::one_value, Dist::distinct4, Dist::on_edges});
 }
 
 // Runs of equal samples: in the shared strategies, even bins remember the

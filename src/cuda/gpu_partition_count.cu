@@ -588,6 +588,12 @@ __global__ void __launch_bounds__(P::kCountThreads, ShortRuns ? 1 : 2) count_ker
   }
 }
 
+// count_kernel with `ahead` windows in flight (1, 2 or 4; 3 takes 2).
+template <bool ShortRuns>
+auto count_kernel_for(std::uint64_t ahead) {
+  return ahead >= 4 ? count_kernel<ShortRuns, 4> : ahead >= 2 ? count_kernel<ShortRuns, 2> : count_kernel<ShortRuns, 1>;
+}
+
 bool supports(const Problem& p, std::string* why_not) {
   if (!cuda_detail::int_keys_in_shift_bins(p, "gpu_partition_count", why_not)) return false;
   const std::uint64_t most = std::uint64_t{P::kMaxPartitions} << low_bits(p.binning->bins());
@@ -703,8 +709,7 @@ void run(const RunArgs& a) {
   // The windows loaded ahead: LEVELHIST_PARTITION_AHEAD (1, 2 or 4), else the policy.
   const bool short_runs = s.partitions > P::kShortRunPartitions;
   const auto ahead = ::levelhist::detail::env_knob("LEVELHIST_PARTITION_AHEAD", short_runs ? 4 : 1, 1, 4);
-  const auto count = short_runs ? (ahead >= 4 ? count_kernel<true, 4> : ahead >= 2 ? count_kernel<true, 2> : count_kernel<true, 1>)
-                                : (ahead >= 4 ? count_kernel<false, 4> : ahead >= 2 ? count_kernel<false, 2> : count_kernel<false, 1>);
+  const auto count = short_runs ? count_kernel_for<true>(ahead) : count_kernel_for<false>(ahead);
   cuda_detail::allow_dynamic_shared(count, csmem);
   const int count_resident = std::max(1, cuda_detail::resident_blocks(count, P::kCountThreads, csmem));
 
