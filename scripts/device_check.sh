@@ -236,7 +236,7 @@ PY
     # shellcheck disable=SC2086
     ncu --clock-control none --kernel-name "regex:$kernels" --launch-skip "$d" --launch-count "$count" \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
-      --section MemoryWorkloadAnalysis --section LaunchStats \
+      --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section InstructionStats --section LaunchStats \
       ./build-device/levelhist-bench $bench_args --out /tmp/ncu-bench >>"$out/ncu-detail.txt" 2>>"$out/ncu.log"
     echo "== launches $d+$count" | tee -a "$out/ncu-detail.txt"
   done

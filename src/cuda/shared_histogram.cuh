@@ -44,8 +44,14 @@ namespace levelhist::cuda_detail::general {
 
 enum class Layout : std::uint8_t { swizzled, lanes, split };
 
-// Tuning per layout (H200 study: 512 threads and 2 loads in flight for the
-// one-copy kernels, 1024 threads and 4 loads for the 128 KB halves).
+// Tuning per layout (H200 studies: 2 loads in flight and 1024-thread blocks,
+// one an SM, for the swizzled layout; 512 threads and 2 loads for the lane
+// copies; 1024 threads and 4 loads for the 128 KB halves).
+// The swizzled layout's one block of 1024 threads an SM has the warps of the
+// two of 512 it had before, but half the blocks' partial counts to add to the
+// accumulators at a call's end, and one block's clearing and setup an SM: u16
+// into 4096 bins 1.08-1.09x at 16 MiB, 1.26-1.44x at 4 MiB, 1.01-1.06x at
+// 1 GiB; f32 into 1024 bins 0.98-1.11x (docs/PERFORMANCE-general.md, section 18).
 // Prefetch: the next trip's loads are issued before this trip's samples are
 // counted, so a warp has loads in flight while it counts (f32 into 1024 bins
 // at 1 GiB, H200: 81% -> 93% of the read; docs/PERFORMANCE-general.md,
@@ -54,7 +60,7 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 template <Layout L, bool Prefetch = L != Layout::split>
 struct SharedPolicy {
   static constexpr Layout kLayout = L;
-  static constexpr int kThreads = L == Layout::split ? 1024 : 512;
+  static constexpr int kThreads = L == Layout::lanes ? 512 : 1024;
   static constexpr int kUnroll = L == Layout::split ? 4 : 2;
   static constexpr bool kPrefetch = Prefetch;
   // The bytes a block counts: 16 per counter it adds into the accumulators at
@@ -69,10 +75,10 @@ struct SharedPolicy {
   static constexpr std::uint64_t kBytesPerCounter = 16;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
   // Shared memory, not registers, limits the blocks per SM: without this ptxas
-  // caps a 1024-thread block at 32 registers (and spilled). With the early
-  // loads, two blocks of 512 threads (64 registers): ptxas would take 66 for
-  // u16 with even bins and leave one block an SM.
-  static constexpr int kMinBlocksPerSM = Prefetch ? 2 : 1;
+  // caps a 1024-thread block at 32 registers (and spilled). 1024 threads or,
+  // with the early loads, two blocks of 512 threads: 64 registers (ptxas
+  // would take 66 for u16 with even bins and leave one block of 512 an SM).
+  static constexpr int kMinBlocksPerSM = kThreads == 512 && Prefetch ? 2 : 1;
   // The direct end up to this many bytes a call (the fold above), and in the
   // swizzled layout only up to kDirectMaxSlots: there, with uniform data,
   // every block's 64-bit additions of thousands of slots cost more than the
@@ -80,6 +86,20 @@ struct SharedPolicy {
   // 945 against 1014 GB/s; one hot bin: 1494 against 1341).
   static constexpr std::uint64_t kDirectMaxBytes = std::uint64_t{64} << 20;
   static constexpr std::uint32_t kDirectMaxSlots = L == Layout::swizzled ? 512 : ~0u;
+  static __device__ void mark(int) {}  // a timing hook (thread 0 of each block; SharedMark)
+};
+
+// The points of a block's life that a timeline study records
+// (bench/experiments/shared_timeline.cu; Policy::mark, empty in the library).
+enum SharedMark : int {
+  kSharedMarkStart,    // the block's first instruction
+  kSharedMarkWaited,   // the kernel before it in the stream has completed (wait_for_prior_grid)
+  kSharedMarkCleared,  // counters cleared, the map set up: counting starts
+  kSharedMarkCounted,  // every sample of the block counted
+  kSharedMarkAdded,    // thread 0's additions to the accumulators (or slots) issued
+  kSharedMarkTicket,   // the fold: the block's ticket taken (after the fence)
+  kSharedMarkFolded,   // the last block: the fold into the slots done
+  kSharedMarks
 };
 
 struct SharedArgs {
@@ -111,12 +131,14 @@ constexpr std::size_t counter_words(std::uint32_t width) {
 template <class Policy, class T, class Map>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkStart);
   allow_dependent_launch();
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned* h = reinterpret_cast<unsigned*>(smem);
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
   wait_for_prior_grid();
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkWaited);
   map.setup(smem + round_up(std::size_t{words} * 4, 16));
   // Direct: block 0 clears the slots; its thread 0 raises the flag after the
   // barrier (its fence waits for the stores; the other warps count meanwhile).
@@ -128,6 +150,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     __threadfence();
     atomicAdd(a.cleared, 1u);
   }
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkCleared);
 
   const std::uint32_t part = blockIdx.x % a.parts;
   const std::uint32_t first = part * a.width;
@@ -200,6 +223,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     for (; i < a.n; i += stride) count(load_unaligned<T>(a.samples + i * sizeof(T)));
   }
   __syncthreads();
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkCounted);
 
   const std::uint32_t owned = min(a.width, a.slot_count - first);
   auto block_count = [&](std::uint32_t j) {
@@ -226,6 +250,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
       __syncthreads();
     }
     for (std::uint32_t j = threadIdx.x; j < owned; j += blockDim.x) add_to_slot(a.slots + first + j, block_count(j));
+    if (threadIdx.x == 0) Policy::mark(kSharedMarkAdded);
     // The last block to have seen the flag (block 0's raise + every block)
     // leaves it zero for the next call.
     if (clear_slots && threadIdx.x == 0 && atomicAdd(a.cleared, 1u) == gridDim.x) *a.cleared = 0;
@@ -237,13 +262,19 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     const unsigned c = block_count(j);
     if (c) atomicAdd(a.accum + first + j, c);
   }
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkAdded);
 
   // The last block folds the call's counts into the 64-bit slots and leaves
   // the workspace zero (as gpu_lane_columns does).
-  if (!last_block_to_finish(a.ticket)) return;
+  const bool last = last_block_to_finish(a.ticket);
+  if (threadIdx.x == 0) Policy::mark(kSharedMarkTicket);
+  if (!last) return;
   if (a.fold_batch) fold_into_slots<8>(a.accum, a.slots, a.slot_count, a.accumulate);
   else fold_into_slots<1>(a.accum, a.slots, a.slot_count, a.accumulate);
-  if (threadIdx.x == 0) *a.ticket = 0;
+  if (threadIdx.x == 0) {
+    *a.ticket = 0;
+    Policy::mark(kSharedMarkFolded);
+  }
 }
 
 // ---- the host side of the three strategies ------------------------------------------
