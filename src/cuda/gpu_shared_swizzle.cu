@@ -12,10 +12,11 @@ using Impl = cuda_detail::general::SharedStrategy<cuda_detail::general::Layout::
 
 bool supports(const Problem& p, std::string* why_not) { return Impl::supports(p, why_not, "gpu_shared_swizzle"); }
 
-// Measured (H200, 1 GiB): u16 / 4096 bins 3378-3427 GB/s on uniform, constant,
-// skewed and ramp data (level; 20x CUB); f32 / 1024 even bins with the float
-// margin 3060-4118 GB/s except samples on edges (the exact double path there).
-// Its rows in the selection table (src/core/selection.cpp) cite these runs.
+// Measured (H200, 1 GiB, docs/PERFORMANCE-general.md section 18): u16 / 4096
+// bins 3531-3987 GB/s on uniform, constant, skewed and ramp data (0.78-0.88 of
+// the read, within 1.13x of each other); f32 / 1024 even bins 3902-4290 GB/s except
+// samples on edges (the exact double path there, 2175-2201). Its rows in the
+// selection table (src/core/selection.cpp) cite these runs.
 
 }  // namespace
 

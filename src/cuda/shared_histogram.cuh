@@ -49,9 +49,10 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 // copies; 1024 threads and 4 loads for the 128 KB halves).
 // The swizzled layout's one block of 1024 threads an SM has the warps of the
 // two of 512 it had before, but half the blocks' partial counts to add to the
-// accumulators at a call's end, and one block's clearing and setup an SM: u16
-// into 4096 bins 1.08-1.09x at 16 MiB, 1.26-1.44x at 4 MiB, 1.01-1.06x at
-// 1 GiB; f32 into 1024 bins 0.98-1.11x (docs/PERFORMANCE-general.md, section 18).
+// accumulators at a call's end, and one block's clearing and setup an SM
+// (H200: u16 into 4096 bins 1.17x on uniform data at 16 MiB, 1.19-1.26x at
+// 4 MiB, 1.00-1.07x at 1 GiB; f32 into 1024 bins 0.97-1.13x;
+// docs/PERFORMANCE-general.md, section 18).
 // Prefetch: the next trip's loads are issued before this trip's samples are
 // counted, so a warp has loads in flight while it counts (f32 into 1024 bins
 // at 1 GiB, H200: 81% -> 93% of the read; docs/PERFORMANCE-general.md,
