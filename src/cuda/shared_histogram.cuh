@@ -81,12 +81,17 @@ struct SharedPolicy {
   // would take 66 for u16 with even bins and leave one block of 512 an SM).
   static constexpr int kMinBlocksPerSM = kThreads == 512 && Prefetch ? 2 : 1;
   // The direct end up to this many bytes a call (the fold above), and in the
-  // swizzled layout only up to kDirectMaxSlots: there, with uniform data,
-  // every block's 64-bit additions of thousands of slots cost more than the
-  // fold's 32-bit ones and its last block (H200, 16 MiB, u16 into 4096 bins:
-  // 945 against 1014 GB/s; one hot bin: 1494 against 1341).
+  // swizzled layout only up to kDirectMaxSlots, or at any slot count up to
+  // kDirectAnySlotsMaxBytes. With one block of 1024 threads an SM (H200, the
+  // two ends by turns in one binary; docs/PERFORMANCE-general.md, section 18):
+  // f32 into 1024 bins (1027 slots) 1.06-1.14x direct at 16 MiB, 1.07-1.23x at
+  // 4 MiB, 1.03-1.06x at 64 MiB; u16 into 4096 bins direct 1.06-1.19x at 4 MiB
+  // but 0.96-0.98x on uniform data at 16 and 64 MiB, where every block's
+  // 64-bit additions of 4099 slots cost more than the fold's 32-bit ones and
+  // its last block. 2048 lies between the two measured slot counts.
   static constexpr std::uint64_t kDirectMaxBytes = std::uint64_t{64} << 20;
-  static constexpr std::uint32_t kDirectMaxSlots = L == Layout::swizzled ? 512 : ~0u;
+  static constexpr std::uint32_t kDirectMaxSlots = L == Layout::swizzled ? 2048 : ~0u;
+  static constexpr std::uint64_t kDirectAnySlotsMaxBytes = L == Layout::swizzled ? std::uint64_t{4} << 20 : kDirectMaxBytes;
   static __device__ void mark(int) {}  // a timing hook (thread 0 of each block; SharedMark)
 };
 
@@ -346,7 +351,8 @@ struct SharedStrategy {
   // every size; unset or 2: the policy's rule): for comparisons in one binary.
   static bool direct_end(std::uint64_t bytes, std::uint64_t slots) {
     static const int knob = static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SHARED_DIRECT", 2, 0, 2));
-    return knob == 2 ? bytes <= Policy::kDirectMaxBytes && slots <= Policy::kDirectMaxSlots : knob == 1;
+    if (knob != 2) return knob == 1;
+    return bytes <= Policy::kDirectAnySlotsMaxBytes || (bytes <= Policy::kDirectMaxBytes && slots <= Policy::kDirectMaxSlots);
   }
 
   // LEVELHIST_SHARED_FOLD_BATCH=0: the fold one slot a thread at a time (for
