@@ -84,8 +84,8 @@ struct SharedPolicy {
   // swizzled layout only up to kDirectMaxSlots, or at any slot count up to
   // kDirectAnySlotsMaxBytes. With one block of 1024 threads an SM (H200, the
   // two ends by turns in one binary; docs/PERFORMANCE-general.md, section 18):
-  // f32 into 1024 bins (1027 slots) 1.06-1.14x direct at 16 MiB, 1.07-1.23x at
-  // 4 MiB, 1.03-1.06x at 64 MiB; u16 into 4096 bins direct 1.06-1.19x at 4 MiB
+  // f32 into 1024 bins (1027 slots) 1.05-1.15x direct at 16 MiB, 1.07-1.23x at
+  // 4 MiB, 1.00-1.06x at 64 MiB; u16 into 4096 bins direct 1.01-1.23x at 4 MiB
   // but 0.96-0.98x on uniform data at 16 and 64 MiB, where every block's
   // 64-bit additions of 4099 slots cost more than the fold's 32-bit ones and
   // its last block. 2048 lies between the two measured slot counts.
