@@ -44,14 +44,15 @@ namespace levelhist::cuda_detail::general {
 
 enum class Layout : std::uint8_t { swizzled, lanes, split };
 
-// Tuning per layout (H200 studies: 2 loads in flight and 1024-thread blocks,
-// one an SM, for the swizzled layout; 512 threads and 2 loads for the lane
-// copies; 1024 threads and 4 loads for the 128 KB halves).
-// The swizzled layout's one block of 1024 threads an SM has the warps of the
-// two of 512 it had before, but half the blocks' partial counts to add to the
-// accumulators at a call's end, and one block's clearing and setup an SM
-// (H200: u16 into 4096 bins 1.17x on uniform data at 16 MiB, 1.19-1.26x at
-// 4 MiB, 1.00-1.07x at 1 GiB; f32 into 1024 bins 0.97-1.13x;
+// Tuning per layout (H200 studies: one block of 1024 threads an SM for all
+// three; 2 loads in flight for the swizzled layout and the lane copies, 4 for
+// the 128 KB halves).
+// One block of 1024 threads an SM has the warps of the two of 512 that the
+// swizzled layout and the lane copies had before, but half the blocks'
+// partial counts to add at a call's end, and one block's clearing and setup
+// an SM (H200: u16 into 4096 bins 1.17x on uniform data at 16 MiB, 1.19-1.26x
+// at 4 MiB, 1.00-1.07x at 1 GiB; f32 into 1024 bins 0.97-1.13x; f32 by 64
+// uneven edges in lane copies 1.00-1.02x at 16 MiB, 1.01-1.07x at 1 GiB;
 // docs/PERFORMANCE-general.md, section 18).
 // Prefetch: the next trip's loads are issued before this trip's samples are
 // counted, so a warp has loads in flight while it counts (f32 into 1024 bins
@@ -61,7 +62,7 @@ enum class Layout : std::uint8_t { swizzled, lanes, split };
 template <Layout L, bool Prefetch = L != Layout::split>
 struct SharedPolicy {
   static constexpr Layout kLayout = L;
-  static constexpr int kThreads = L == Layout::lanes ? 512 : 1024;
+  static constexpr int kThreads = 1024;
   static constexpr int kUnroll = L == Layout::split ? 4 : 2;
   static constexpr bool kPrefetch = Prefetch;
   // The bytes a block counts: 16 per counter it adds into the accumulators at
@@ -75,11 +76,10 @@ struct SharedPolicy {
   static constexpr std::uint64_t kMaxBytesPerBlock = 64 * 1024;
   static constexpr std::uint64_t kBytesPerCounter = 16;
   static constexpr std::uint32_t kMaxParts = 8;  // split: the input is read P times (once from DRAM)
-  // Shared memory, not registers, limits the blocks per SM: without this ptxas
-  // caps a 1024-thread block at 32 registers (and spilled). 1024 threads or,
-  // with the early loads, two blocks of 512 threads: 64 registers (ptxas
-  // would take 66 for u16 with even bins and leave one block of 512 an SM).
-  static constexpr int kMinBlocksPerSM = kThreads == 512 && Prefetch ? 2 : 1;
+  // Without this ptxas caps a 1024-thread block at 32 registers (and
+  // spilled); one block an SM: 64 registers (ptxas would take 66 for u16
+  // with even bins and the early loads, which that kernel therefore leaves out).
+  static constexpr int kMinBlocksPerSM = 1;
   // The direct end up to this many bytes a call (the fold above), and in the
   // swizzled layout only up to kDirectMaxSlots, or at any slot count up to
   // kDirectAnySlotsMaxBytes. With one block of 1024 threads an SM (H200, the
