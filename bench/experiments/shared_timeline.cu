@@ -147,9 +147,9 @@ void run_case(const char* name, SampleType type, const Binning& binning, const s
   const char* names[kSharedMarks] = {"start", "waited", "cleared", "counted", "added", "ticket", "folded"};
   std::vector<std::vector<double>> at(kSharedMarks);  // per mark: the blocks' times from the first start, all calls
   std::vector<double> span;
+  const std::vector<unsigned long long> unset(marks.size(), 0);
   int blocks = 0;
   for (int rep = 0; rep < 20; ++rep) {
-    std::vector<unsigned long long> unset(marks.size(), 0);
     check(cudaMemcpyToSymbol(g_marks, unset.data(), unset.size() * 8), "cudaMemcpyToSymbol");
     launch<T, Timeline<Policy>>(a);
     launch<T, Timeline<Policy>>(a);  // the one recorded: it follows a call, as in a loop of calls

@@ -72,6 +72,11 @@ struct SharedPolicy {
   // H200, 16 MiB: 18.1 us at 64 KiB a block, 22.4 at 16 KiB; the rule this
   // replaced, 16x the counters' shared bytes, gave a 16 MiB call 8 to 256
   // blocks and up to 8x the time: docs/PERFORMANCE-general.md, the small calls).
+  // With one block an SM, a 4 MiB call of 4099 slots takes 64 blocks, so 64
+  // SMs; 16 or 32 KiB a block there (every SM) measured 0.96-0.97x on uniform data
+  // and 1.07-1.11x on constant (H200, with the fold's end, before the direct
+  // end took calls up to 4 MiB; docs/BENCHMARKS.md, 2026-11-29 fifth session):
+  // not taken, the uniform case being the slower one.
   static constexpr std::uint64_t kMinBytesPerBlock = 16 * 1024;
   static constexpr std::uint64_t kMaxBytesPerBlock = 64 * 1024;
   static constexpr std::uint64_t kBytesPerCounter = 16;
