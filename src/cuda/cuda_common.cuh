@@ -190,20 +190,33 @@ void launch_kernel(void (*k)(Params...), int blocks, int threads, std::size_t sm
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
+// A release-and-acquire fence at GPU scope (PTX fence.acq_rel.gpu, SASS
+// MEMBAR.ALL.GPU): what a flag or a ticket between blocks needs. __threadfence()
+// is the sequentially consistent fence.sc.gpu (MEMBAR.SC.GPU), which also
+// orders fences among themselves, which no kernel here relies on.
+__device__ __forceinline__ void fence_acq_rel_gpu() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
+}
+
 // Whether this block is the last of the grid to finish, for the kernels whose
 // last block folds every block's partial sums (a ticket counter in the
 // workspace, which that block resets). The fence before the ticket makes this
 // block's global additions visible to the last block; the fence after it, in
-// the last block, orders its reads after everyone's. Every thread of the block
-// calls it.
+// the last block, orders its reads after everyone's (kSeqCst: __threadfence,
+// else fence_acq_rel_gpu). Every thread of the block calls it.
+template <bool kSeqCst = true>
 __device__ __forceinline__ bool last_block_to_finish(unsigned* ticket) {
   __shared__ bool is_last_block;
-  __threadfence();
+  if constexpr (kSeqCst) __threadfence();
+  else fence_acq_rel_gpu();
   __syncthreads();
   if (threadIdx.x == 0) is_last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
   __syncthreads();
   if (!is_last_block) return false;
-  __threadfence();
+  if constexpr (kSeqCst) __threadfence();
+  else fence_acq_rel_gpu();
   return true;
 }
 

@@ -123,6 +123,9 @@ struct SharedArgs {
   bool accumulate;
   bool direct;      // the direct end (above); the fold's otherwise
   bool fold_batch;  // the fold: eight slots a thread at once (fold_into_slots)
+  bool setup_early; // the map's setup before the wait for the kernel ahead
+  bool flag_early;  // direct: the flag read before the counting, its answer used after
+  bool fence_sc;    // __threadfence at the flag and the ticket, else fence_acq_rel_gpu
   std::uint32_t slot_count;  // bins + 3
   std::uint32_t parts;       // split: blocks per group; else 1
   std::uint32_t width;       // slots per part
@@ -137,8 +140,9 @@ constexpr std::size_t counter_words(std::uint32_t width) {
 }
 
 // Launched as a programmatic dependent launch (cuda_common.cuh): the next call
-// may start as this one does; this one clears its counters before it waits
-// for the kernel ahead of it, and touches global memory only after.
+// may start as this one does; this one clears its counters and sets up its
+// map before it waits for the kernel ahead of it, and touches global memory
+// that a kernel may write only after.
 template <class Policy, class T, class Map>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) shared_histogram_kernel(SharedArgs a, Map map) {
   constexpr Layout L = Policy::kLayout;
@@ -148,9 +152,16 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   unsigned* h = reinterpret_cast<unsigned*>(smem);
   const std::uint32_t words = static_cast<std::uint32_t>(counter_words<L>(a.width));
   for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) h[i] = 0;
+  // The map's setup reads no memory a kernel writes (an even map computes its
+  // thresholds; a cell table is the plan's, uploaded synchronously when the
+  // plan was made), so it too runs while the kernel ahead ends: f32 into 1024
+  // even bins spent 0.64 us of a 16 MiB call's 8.7 between the wait and the
+  // counting (H200, shared_timeline; docs/PERFORMANCE-general.md, section 19).
+  unsigned char* const map_smem = smem + round_up(std::size_t{words} * 4, 16);
+  if (a.setup_early) map.setup(map_smem);
   wait_for_prior_grid();
   if (threadIdx.x == 0) Policy::mark(kSharedMarkWaited);
-  map.setup(smem + round_up(std::size_t{words} * 4, 16));
+  if (!a.setup_early) map.setup(map_smem);
   // Direct: block 0 clears the slots; its thread 0 raises the flag after the
   // barrier (its fence waits for the stores; the other warps count meanwhile).
   const bool clear_slots = a.direct && !a.accumulate;
@@ -158,9 +169,15 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     for (std::uint32_t s = threadIdx.x; s < a.slot_count; s += blockDim.x) a.slots[s] = 0;
   __syncthreads();
   if (clear_slots && blockIdx.x == 0 && threadIdx.x == 0) {
-    __threadfence();
+    if (a.fence_sc) __threadfence();
+    else fence_acq_rel_gpu();  // the clearing, before the flag (a release)
     atomicAdd(a.cleared, 1u);
   }
+  // Direct: the flag read now, while the block counts, so that its round
+  // trip to L2 is not on the block's path at the end; block 0 raised it as it
+  // started, so it is seen raised here but by blocks that start with block 0.
+  unsigned flag_seen = 0;
+  if (clear_slots && a.flag_early && threadIdx.x == 0) flag_seen = *static_cast<volatile unsigned*>(a.cleared);
   if (threadIdx.x == 0) Policy::mark(kSharedMarkCleared);
 
   const std::uint32_t part = blockIdx.x % a.parts;
@@ -254,9 +271,13 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     // holds its place.
     if (clear_slots) {
       if (threadIdx.x == 0) {
-        while (*static_cast<volatile unsigned*>(a.cleared) == 0) {
-        }
-        __threadfence();  // the clearing, before this block's additions (ordered by the barrier)
+        if (flag_seen == 0)
+          while (*static_cast<volatile unsigned*>(a.cleared) == 0) {
+          }
+        // The clearing, before this block's additions (an acquire; the
+        // barrier orders the other threads' after it).
+        if (a.fence_sc) __threadfence();
+        else fence_acq_rel_gpu();
       }
       __syncthreads();
     }
@@ -277,7 +298,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
 
   // The last block folds the call's counts into the 64-bit slots and leaves
   // the workspace zero (as gpu_lane_columns does).
-  const bool last = last_block_to_finish(a.ticket);
+  const bool last = a.fence_sc ? last_block_to_finish<true>(a.ticket) : last_block_to_finish<false>(a.ticket);
   if (threadIdx.x == 0) Policy::mark(kSharedMarkTicket);
   if (!last) return;
   if (a.fold_batch) fold_into_slots<8>(a.accum, a.slots, a.slot_count, a.accumulate);
@@ -367,6 +388,25 @@ struct SharedStrategy {
     return on;
   }
 
+  // LEVELHIST_SHARED_EARLY_SETUP=0: the map's setup after the wait for the
+  // kernel ahead, as before (for comparisons in one binary).
+  static bool setup_early() {
+    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_EARLY_SETUP", 1, 0, 1) != 0;
+    return on;
+  }
+
+  // LEVELHIST_SHARED_EARLY_FLAG=0: the direct end reads the flag after the
+  // counting, as before; LEVELHIST_SHARED_FENCE_SC=1: __threadfence at the
+  // flag and the ticket, as before (for comparisons in one binary).
+  static bool flag_early() {
+    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_EARLY_FLAG", 1, 0, 1) != 0;
+    return on;
+  }
+  static bool fence_sc() {
+    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_FENCE_SC", 0, 0, 1) != 0;
+    return on;
+  }
+
   // LEVELHIST_SHARED_PREFETCH=0: the loop without the early loads (for
   // comparisons in one binary).
   static bool prefetch_allowed() {
@@ -407,6 +447,9 @@ struct SharedStrategy {
     args.accumulate = a.accumulate;
     args.direct = direct_end(bytes, slot_count);
     args.fold_batch = fold_batch();
+    args.setup_early = setup_early();
+    args.flag_early = flag_early();
+    args.fence_sc = fence_sc();
     args.slot_count = static_cast<std::uint32_t>(slot_count);
     args.parts = parts;
     args.width = width;
