@@ -157,11 +157,13 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
   // plan was made), so it too runs while the kernel ahead ends: f32 into 1024
   // even bins spent 0.64 us of a 16 MiB call's 8.7 between the wait and the
   // counting (H200, shared_timeline; docs/PERFORMANCE-general.md, section 19).
-  unsigned char* const map_smem = smem + round_up(std::size_t{words} * 4, 16);
-  if (a.setup_early) map.setup(map_smem);
-  wait_for_prior_grid();
+  // (One call of setup, the wait moved around it: with two calls, one on
+  // each side, the table's pointer could be the plan's or shared memory, and
+  // ptxas read the cell table with generic loads instead of LDS.)
+  if (!a.setup_early) wait_for_prior_grid();
+  map.setup(smem + round_up(std::size_t{words} * 4, 16));
+  wait_for_prior_grid();  // returns at once if it has already
   if (threadIdx.x == 0) Policy::mark(kSharedMarkWaited);
-  if (!a.setup_early) map.setup(map_smem);
   // Direct: block 0 clears the slots; its thread 0 raises the flag after the
   // barrier (its fence waits for the stores; the other warps count meanwhile).
   const bool clear_slots = a.direct && !a.accumulate;
