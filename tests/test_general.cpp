@@ -7,6 +7,7 @@
 // probes (the design study's --selftest, as a unit test).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -635,6 +636,28 @@ TEST(BinMaps, CellTableOnFloatsAndEverySixteenBitValue) {
       }
       EXPECT_EQ(bad, 0u) << "edge set " << si << (incl ? " (inclusive)" : "") << ": " << b.describe() << ", "
                          << t.params.cells << " cells, " << t.searched << " searched";
+      // The GPU kernels' form, a vector's samples at once (4 floats, 8 16-bit
+      // values), on the same values in every mix: in order, and shuffled so
+      // that a batch holds samples inside and outside, searched and not.
+      std::vector<float> mixed = xs;
+      for (long long v = -32768; v <= 65535; v += 7) mixed.push_back(static_cast<float>(v));
+      std::shuffle(mixed.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), mixed.end(), std::mt19937_64(si));
+      std::uint64_t batch_bad = 0, batches = 0;
+      auto check_batches = [&]<int N>() {
+        for (std::size_t i = 0; i + N <= mixed.size(); i += N) {
+          float x[N];
+          std::uint32_t got[N];
+          for (int k = 0; k < N; ++k) x[k] = mixed[i + k];
+          binmap::cells_slots<N>(x, got, t.params, t.entries.data(), t.thresholds.data());
+          for (int k = 0; k < N; ++k)
+            batch_bad += got[k] != binmap::cells_slot(x[k], t.params, t.entries.data(), t.thresholds.data());
+          ++batches;
+        }
+      };
+      check_batches.template operator()<4>();
+      check_batches.template operator()<8>();
+      EXPECT_GT(batches, 0u);
+      EXPECT_EQ(batch_bad, 0u) << "edge set " << si << (incl ? " (inclusive)" : "") << ": cells_slots against cells_slot";
       EXPECT_LE(t.params.cells, binmap::kMaxCells);
     }
     ++si;

@@ -397,6 +397,34 @@ LEVELHIST_HD inline std::uint32_t cells_slot(float x, const CellParams& p, const
   return e.base + (x >= f_from_bits(e.threshold) ? 1u : 0u);
 }
 
+// The slots of N samples at once, equal to cells_slot of each: every table
+// load first, then the compares, the rare search only where a sample needs
+// it, and the samples outside the range by selects. In a GPU loop cells_slot's
+// two branches a sample end the scheduler's block at each sample, so each
+// sample's shared load waited for the one before it; here the N loads go out
+// together (docs/PERFORMANCE-general.md, section 20).
+template <int N>
+LEVELHIST_HD inline void cells_slots(const float (&x)[N], std::uint32_t (&slot)[N], const CellParams& p,
+                                     const CellEntry* table, const float* thresholds) {
+  CellEntry e[N];
+  for (int k = 0; k < N; ++k) e[k] = table[cell_of(x[k], p.range.lo, p.csc, p.cmax)];  // any x: the cell clamped, NaN to 0
+  bool search = false;
+  for (int k = 0; k < N; ++k) {
+    slot[k] = e[k].base + (x[k] >= f_from_bits(e[k].threshold) ? 1u : 0u);
+    search |= e[k].base == kSearch;
+  }
+  if (search)
+    for (int k = 0; k < N; ++k)
+      if (e[k].base == kSearch) slot[k] = search_thresholds(x[k], thresholds, p.half);
+  for (int k = 0; k < N; ++k) {  // FloatRange::outside, as selects
+    const FloatRange& r = p.range;
+    std::uint32_t out = r.incl_eq && x[k] == r.up ? r.bins - 1 : r.bins + 1;
+    out = x[k] < r.lo ? r.bins : out;
+    out = x[k] != x[k] ? r.bins + 2 : out;
+    slot[k] = r.inside(x[k]) ? slot[k] : out;
+  }
+}
+
 // The host side of a cell table: parameters, entries and thresholds.
 struct CellTable {
   CellParams params{};

@@ -274,6 +274,15 @@ struct CellsMap {
   __device__ __forceinline__ std::uint32_t operator()(T x) const {
     return binmap::cells_slot(static_cast<float>(x), p, table, thresholds);
   }
+  // A vector's samples at once (binmap::cells_slots: their table loads in
+  // flight together); the shared-histogram kernels call it where a map has it.
+  template <int N>
+  __device__ __forceinline__ void slots(const T (&x)[N], std::uint32_t (&s)[N]) const {
+    float f[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) f[k] = static_cast<float>(x[k]);
+    binmap::cells_slots<N>(f, s, p, table, thresholds);
+  }
 };
 
 template <class T>

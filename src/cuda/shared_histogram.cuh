@@ -139,6 +139,14 @@ constexpr std::size_t counter_words(std::uint32_t width) {
   return L == Layout::lanes ? std::size_t{width} * 32 : round_up(width, 32);
 }
 
+// Whether a map finds a vector's slots at once (Map::slots<N>).
+template <class Map, class T, int N, class = void>
+inline constexpr bool kHasSlots = false;
+template <class Map, class T, int N>
+inline constexpr bool kHasSlots<Map, T, N,
+                                std::void_t<decltype(std::declval<const Map&>().template slots<N>(
+                                    std::declval<const T (&)[N]>(), std::declval<std::uint32_t (&)[N]>()))>> = true;
+
 // Launched as a programmatic dependent launch (cuda_common.cuh): the next call
 // may start as this one does; this one clears its counters and sets up its
 // map before it waits for the kernel ahead of it, and touches global memory
@@ -193,8 +201,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     if constexpr (std::is_same_v<Map, EvenMap<T>>) return map(x, memo);
     else return map(x);
   };
-  auto count = [&](T x) {
-    const std::uint32_t s = slot_of(x);
+  auto add = [&](std::uint32_t s) {
     if constexpr (L == Layout::split) {
       const std::uint32_t j = s - first;  // wraps for slots of other parts
       if (j < a.width) atomicAdd(h + swizzle(j), 1u);
@@ -202,6 +209,22 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
       atomicAdd(h + s * 32 + lane, 1u);
     } else {
       atomicAdd(h + swizzle(s), 1u);
+    }
+  };
+  auto count = [&](T x) { add(slot_of(x)); };
+  // A vector's samples: through the map's slots() where it has one (a cell
+  // table: the vector's table loads in flight together), else one by one.
+  auto count_vector = [&](const uint4& v) {
+    T x[kPerVector<T>];
+    unpack(v, x);
+    if constexpr (kHasSlots<Map, T, kPerVector<T>>) {
+      std::uint32_t s[kPerVector<T>];
+      map.slots(x, s);
+#pragma unroll
+      for (int k = 0; k < kPerVector<T>; ++k) add(s[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
     }
   };
 
@@ -221,12 +244,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     if constexpr (early_loads) {
       i = for_each_vector_early<Policy::kUnroll>(
           i, stride, sp.vectors, [&](std::uint64_t j) { return __ldcs(body + j); },  // read once: evict first
-          [&](const uint4& v, std::uint64_t) {
-            T x[kPerVector<T>];
-            unpack(v, x);
-#pragma unroll
-            for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
-          });
+          [&](const uint4& v, std::uint64_t) { count_vector(v); });
     }
     // After the early loads no whole trip is left, so this loop does not run;
     // written as an else, the f32 even-bins kernel measured in section 13 took
@@ -236,19 +254,9 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
 #pragma unroll
       for (int u = 0; u < Policy::kUnroll; ++u) v[u] = __ldcs(body + i + u * stride);  // read once: evict first
 #pragma unroll
-      for (int u = 0; u < Policy::kUnroll; ++u) {
-        T x[kPerVector<T>];
-        unpack(v[u], x);
-#pragma unroll
-        for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
-      }
+      for (int u = 0; u < Policy::kUnroll; ++u) count_vector(v[u]);
     }
-    for (; i < sp.vectors; i += stride) {
-      T x[kPerVector<T>];
-      unpack(__ldcs(body + i), x);
-#pragma unroll
-      for (int k = 0; k < kPerVector<T>; ++k) count(x[k]);
-    }
+    for (; i < sp.vectors; i += stride) count_vector(__ldcs(body + i));
   } else {  // samples not aligned to their size: one unaligned load each
     for (; i < a.n; i += stride) count(load_unaligned<T>(a.samples + i * sizeof(T)));
   }
