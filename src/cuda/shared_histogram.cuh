@@ -374,61 +374,48 @@ struct SharedStrategy {
   static std::size_t accumulator_bytes(std::uint64_t slots) { return round_up(slots * 4, 256); }
   static std::size_t workspace_bytes(const Problem& p) { return accumulator_bytes(p.binning->slots()) + 256; }
 
-  // LEVELHIST_SHARED_BLOCK_BYTES (4 KiB .. 1 GiB; unset or 0: the policy's
-  // rule): the bytes a block counts; for tuning studies (docs/PERFORMANCE-general.md).
-  static std::uint64_t block_bytes_override() {
-    static const std::uint64_t bytes = [] {
-      const std::uint64_t v = ::levelhist::detail::env_knob("LEVELHIST_SHARED_BLOCK_BYTES", 0, 0, std::uint64_t{1} << 30);
-      return v ? std::max<std::uint64_t>(v, 4096) : 0;
+  // The study knobs, for comparisons in one binary (docs/PERFORMANCE-general.md;
+  // docs/ARCHITECTURE.md lists them), read once:
+  //   LEVELHIST_SHARED_BLOCK_BYTES   4 KiB .. 1 GiB: the bytes a block counts (unset or 0: the policy's rule)
+  //   LEVELHIST_SHARED_DIRECT        0: the fold at every size, 1: the direct end at every size (unset or 2: the rule)
+  //   LEVELHIST_SHARED_FOLD_BATCH=0  the fold one slot a thread at a time
+  //   LEVELHIST_SHARED_PREFETCH=0    the loop without the early loads
+  //   LEVELHIST_SHARED_EARLY_SETUP=0 the map's setup after the wait for the kernel ahead
+  //   LEVELHIST_SHARED_EARLY_FLAG=0  the direct end reads its flag after the counting
+  //   LEVELHIST_SHARED_FENCE_SC=1    __threadfence at the flag and the ticket
+  struct Knobs {
+    std::uint64_t block_bytes = 0;
+    int direct = 2;
+    bool fold_batch = true, prefetch = true, setup_early = true, flag_early = true, fence_sc = false;
+  };
+  static const Knobs& knobs() {
+    static const Knobs k = [] {
+      using ::levelhist::detail::env_knob;
+      auto on = [](const char* name, bool fallback) { return env_knob(name, fallback ? 1 : 0, 0, 1) != 0; };
+      Knobs r;
+      const std::uint64_t bytes = env_knob("LEVELHIST_SHARED_BLOCK_BYTES", 0, 0, std::uint64_t{1} << 30);
+      r.block_bytes = bytes ? std::max<std::uint64_t>(bytes, 4096) : 0;
+      r.direct = static_cast<int>(env_knob("LEVELHIST_SHARED_DIRECT", 2, 0, 2));
+      r.fold_batch = on("LEVELHIST_SHARED_FOLD_BATCH", true);
+      r.prefetch = on("LEVELHIST_SHARED_PREFETCH", true);
+      r.setup_early = on("LEVELHIST_SHARED_EARLY_SETUP", true);
+      r.flag_early = on("LEVELHIST_SHARED_EARLY_FLAG", true);
+      r.fence_sc = on("LEVELHIST_SHARED_FENCE_SC", false);
+      return r;
     }();
-    return bytes;
+    return k;
   }
 
-  // LEVELHIST_SHARED_DIRECT (0: the fold at every size, 1: the direct end at
-  // every size; unset or 2: the policy's rule): for comparisons in one binary.
+  // The direct end or the fold, by the call's size and slots (the policy's rule).
   static bool direct_end(std::uint64_t bytes, std::uint64_t slots) {
-    static const int knob = static_cast<int>(::levelhist::detail::env_knob("LEVELHIST_SHARED_DIRECT", 2, 0, 2));
-    if (knob != 2) return knob == 1;
+    if (knobs().direct != 2) return knobs().direct == 1;
     return bytes <= Policy::kDirectAnySlotsMaxBytes || (bytes <= Policy::kDirectMaxBytes && slots <= Policy::kDirectMaxSlots);
-  }
-
-  // LEVELHIST_SHARED_FOLD_BATCH=0: the fold one slot a thread at a time (for
-  // comparisons in one binary).
-  static bool fold_batch() {
-    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_FOLD_BATCH", 1, 0, 1) != 0;
-    return on;
-  }
-
-  // LEVELHIST_SHARED_EARLY_SETUP=0: the map's setup after the wait for the
-  // kernel ahead, as before (for comparisons in one binary).
-  static bool setup_early() {
-    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_EARLY_SETUP", 1, 0, 1) != 0;
-    return on;
-  }
-
-  // LEVELHIST_SHARED_EARLY_FLAG=0: the direct end reads the flag after the
-  // counting, as before; LEVELHIST_SHARED_FENCE_SC=1: __threadfence at the
-  // flag and the ticket, as before (for comparisons in one binary).
-  static bool flag_early() {
-    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_EARLY_FLAG", 1, 0, 1) != 0;
-    return on;
-  }
-  static bool fence_sc() {
-    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_FENCE_SC", 0, 0, 1) != 0;
-    return on;
-  }
-
-  // LEVELHIST_SHARED_PREFETCH=0: the loop without the early loads (for
-  // comparisons in one binary).
-  static bool prefetch_allowed() {
-    static const bool on = ::levelhist::detail::env_knob("LEVELHIST_SHARED_PREFETCH", 1, 0, 1) != 0;
-    return on;
   }
 
   template <class T, class Map>
   static void launch(const RunArgs& a, const Map& map, std::uint32_t width, std::uint32_t parts) {
     if constexpr (Policy::kPrefetch) {
-      if (!prefetch_allowed()) return launch_as<SharedPolicy<L, false>, T>(a, map, width, parts);
+      if (!knobs().prefetch) return launch_as<SharedPolicy<L, false>, T>(a, map, width, parts);
     }
     launch_as<Policy, T>(a, map, width, parts);
   }
@@ -441,7 +428,7 @@ struct SharedStrategy {
     const int resident = resident_blocks_with(kernel, P::kThreads, smem);
     const std::uint64_t bytes = a.n * sizeof(T);
     const std::uint64_t per_block =
-        block_bytes_override() ? block_bytes_override()
+        knobs().block_bytes ? knobs().block_bytes
                                : std::clamp<std::uint64_t>(P::kBytesPerCounter * width, P::kMinBytesPerBlock,
                                                            P::kMaxBytesPerBlock);
     const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
@@ -457,10 +444,10 @@ struct SharedStrategy {
     args.slots = a.slots;
     args.accumulate = a.accumulate;
     args.direct = direct_end(bytes, slot_count);
-    args.fold_batch = fold_batch();
-    args.setup_early = setup_early();
-    args.flag_early = flag_early();
-    args.fence_sc = fence_sc();
+    args.fold_batch = knobs().fold_batch;
+    args.setup_early = knobs().setup_early;
+    args.flag_early = knobs().flag_early;
+    args.fence_sc = knobs().fence_sc;
     args.slot_count = static_cast<std::uint32_t>(slot_count);
     args.parts = parts;
     args.width = width;
