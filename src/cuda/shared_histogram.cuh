@@ -185,8 +185,9 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSM) sha
     atomicAdd(a.cleared, 1u);
   }
   // Direct: the flag read now, while the block counts, so that its round
-  // trip to L2 is not on the block's path at the end; block 0 raised it as it
-  // started, so it is seen raised here but by blocks that start with block 0.
+  // trip to L2 is not on the block's path at the end. Block 0 raised it as it
+  // started, so only blocks that started with block 0 may see it still down
+  // (they read it again after counting).
   unsigned flag_seen = 0;
   if (clear_slots && a.flag_early && threadIdx.x == 0) flag_seen = *static_cast<volatile unsigned*>(a.cleared);
   if (threadIdx.x == 0) Policy::mark(kSharedMarkCleared);
@@ -429,8 +430,8 @@ struct SharedStrategy {
     const std::uint64_t bytes = a.n * sizeof(T);
     const std::uint64_t per_block =
         knobs().block_bytes ? knobs().block_bytes
-                               : std::clamp<std::uint64_t>(P::kBytesPerCounter * width, P::kMinBytesPerBlock,
-                                                           P::kMaxBytesPerBlock);
+                            : std::clamp<std::uint64_t>(P::kBytesPerCounter * width, P::kMinBytesPerBlock,
+                                                        P::kMaxBytesPerBlock);
     const std::uint64_t groups = std::clamp<std::uint64_t>((bytes + per_block - 1) / per_block, 1,
                                                            std::max<std::uint64_t>(resident / parts, 1));
     SharedArgs args{};
