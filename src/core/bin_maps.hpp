@@ -416,7 +416,11 @@ LEVELHIST_HD inline void cells_slots(const float (&x)[N], std::uint32_t (&slot)[
   if (search)
     for (int k = 0; k < N; ++k)
       if (e[k].base == kSearch) slot[k] = search_thresholds(x[k], thresholds, p.half);
-  for (int k = 0; k < N; ++k) {  // FloatRange::outside, as selects
+  // FloatRange::outside, as selects. outside() itself keeps its branches: its
+  // callers take it for one sample already outside, and written as selects
+  // it gave the even-map kernels other registers (the split layout's u16
+  // kernel a spill). The CPU test holds the two to the same slots.
+  for (int k = 0; k < N; ++k) {
     const FloatRange& r = p.range;
     std::uint32_t out = r.incl_eq && x[k] == r.up ? r.bins - 1 : r.bins + 1;
     out = x[k] < r.lo ? r.bins : out;
