@@ -18,7 +18,9 @@
 #   KNOB_SETTINGS knobs: environment settings (';'-separated, each "NAME=VALUE ..." or "-" for
 #                 none) under which this tree's levelhist-bench runs each of COMPARE_RUNS in turn,
 #                 KNOB_ROUNDS times (default 2), writing knob-<round>-<run>-<setting>.md: a study
-#                 knob against the default in one binary, e.g. "-;LEVELHIST_SEGMENT_BYTE_COLUMNS=0"
+#                 knob against the default in one binary, e.g. "-;LEVELHIST_SEGMENT_BYTE_COLUMNS=0";
+#                 a setting "@old [NAME=VALUE ...]" runs the older binary that unpack took from
+#                 .devcarry/bench-base.xz (an earlier pack's levelhist-bench; bench-base.txt names it)
 #   STUDY_ROUNDS  rounds of bench/experiments/small_calls_study (study step; default 15)
 #   GRID_MIB, GRID_BLOCK_BYTES, GRID_CASES  the grid step: the shared-histogram strategies'
 #                 bytes per block (LEVELHIST_SHARED_BLOCK_BYTES; 0: the policy's rule) at these
@@ -85,6 +87,11 @@ if want unpack; then
   tar -C build-device -xJf .devcarry/programs.tar.xz || { echo "unpack: no .devcarry/programs.tar.xz (run scripts/device_pack.sh, carry .devcarry)"; exit 1; }
   export LD_LIBRARY_PATH="$PWD/build-device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   tee -a "$out/device.txt" <.devcarry/tree.txt
+  # An older benchmark binary beside the pack (the knobs step's "@old" setting).
+  if [ -f .devcarry/bench-base.xz ]; then
+    xz -dc .devcarry/bench-base.xz >build-device/levelhist-bench-old && chmod +x build-device/levelhist-bench-old
+    cat .devcarry/bench-base.txt >>"$out/device.txt" 2>/dev/null
+  fi
 fi
 
 if want test; then
@@ -176,11 +183,18 @@ if want knobs; then
       for setting in "${settings[@]}"; do
         j=$((j + 1))
         env_args=()
+        bench=./build-device/levelhist-bench
+        rest=$setting
+        if [ "${rest%% *}" = "@old" ]; then  # the older binary (unpack: .devcarry/bench-base.xz)
+          bench=./build-device/levelhist-bench-old
+          rest=${rest#@old}
+          [ -z "${rest// /}" ] && rest=-
+        fi
         # shellcheck disable=SC2206
-        [ "$setting" != "-" ] && env_args=($setting)
+        [ "$rest" != "-" ] && env_args=($rest)
         # shellcheck disable=SC2086
-        bench_run "knob-$round-$k-$j" "round $round, setting '$setting': levelhist-bench $args" \
-          env "${env_args[@]}" ./build-device/levelhist-bench $args
+        bench_run "knob-$round-$k-$j" "round $round, setting '$setting': $(basename "$bench") $args" \
+          env "${env_args[@]}" "$bench" $args
       done
     done
   done

@@ -358,6 +358,23 @@ TEST(GpuShapes, BatchesOfManyItemsABlock) {
       check_tiles<std::uint8_t>(u8, 8193, 4100, 15, 5, 7, 15, tiles_how);
     }
   }
+  // The byte columns with the next item's loads in flight (the default) and
+  // without: equal segments of whole vectors (two an item), parts of long
+  // segments (the last part of each shorter), and tile columns whose bands
+  // are whole vectors, a tile's last band shorter than the others (8 x 8
+  // tiles of 1024 x 513: bands of 16 rows, the last of one; the last tile row
+  // 509 rows) and rows padded to a 16-byte pitch (tiles of 1024 x 500: the
+  // last band 4 rows).
+  for (const char* pipeline : {"1", "0"}) {
+    ScopedEnv knob("LEVELHIST_SEGMENT_PIPELINE", pipeline);
+    const std::string how = std::string(", pipeline ") + pipeline;
+    check_segments(Request::segments(SampleType::u8, u8, n / 8192), x, {}, "equal segments of 8192" + how);
+    const std::vector<std::uint8_t> whole(x.begin(), x.begin() + n / 100000 * 100000);
+    check_segments(Request::segments(SampleType::u8, u8, n / 100000), whole, {}, "equal segments of 100000" + how);
+    check_tiles<std::uint8_t>(u8, 8192, 4100, 0, 8, 8, 16, how);
+    check_tiles<std::uint8_t>(u8, 4096, 3000, 16, 6, 4, 17, how);
+    check_tiles<std::uint8_t>(u8, 4096, 2048, 0, 4, 4, 18, how);
+  }
 }
 
 // ---- N-d -------------------------------------------------------------------------------

@@ -101,11 +101,16 @@ struct Work {
   // Tiles of several bands: 0, or the blocks per tile column (the grid is
   // column_groups x tile_cols blocks; block b counts tile column b % tile_cols).
   std::uint32_t column_groups;
+  bool band_offsets_fit;  // a band's rows_per_band rows span less than 2^32 bytes (32-bit offsets in a band)
   std::uint64_t* out;
   std::uint32_t slots;
   std::uint32_t copies;  // WarpCopies: histogram copies in shared memory (a power of two <= kWarps)
   bool injective;        // ByteColumns: 256 bins of one byte value each (slot = value's own, no flows)
   bool accumulate;
+  // ByteColumns: the next item's loads issued before this one is counted and
+  // written out (equal segments of whole vectors, parts of long segments,
+  // bands of tiles); the study knob LEVELHIST_SEGMENT_PIPELINE=0 turns it off.
+  bool pipeline;
   // Segments by offsets a warp at a time: the workspace's list of the segments
   // too long for one warp ([0] appended, [1] blocks finished, then segment
   // numbers; zero on entry and on return), or nullptr.
@@ -190,8 +195,10 @@ struct ByteColumns {
   // registers a thread the kernel spilled 16-28 bytes; at five (48) the
   // per-value map spilled 20; four (64 registers, none spilled) measured 2%
   // faster from 1 MiB segments up than five on an H200, 1% slower with
-  // offsets and tiles (two runs; docs/BENCHMARKS.md).
-  static constexpr int kMinBlocks = 4;
+  // offsets and tiles (two runs; docs/BENCHMARKS.md). Three (80 registers)
+  // since the next item's loads are issued before this one is counted
+  // (Work::pipeline): at 64 the kernel spilled 380-390 bytes.
+  static constexpr int kMinBlocks = 3;
   static constexpr int kUnroll = 4;
   static constexpr bool kItemInRegisters = true;
   unsigned char* columns;
@@ -371,6 +378,57 @@ __device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, 
   }, map);
 }
 
+// ---- an item in registers, the next one's loads in flight ---------------------------
+// (ByteColumns.) A block's items are counted one after another; each was a
+// step of four 16-byte loads a thread, then the counting and, where a
+// segment or tile ended, the flush's barriers, with no load of the block in
+// flight meanwhile. With the next item's loads issued first, they arrive
+// while this one is counted and written out.
+
+// `rows` rows of `per_row` 16-byte vectors, `pitch` bytes apart, at most one
+// item's vectors (a part of a segment is one row).
+struct Band {
+  const unsigned char* p;
+  std::uint32_t rows, per_row;
+  std::uint64_t pitch;
+  __device__ std::uint32_t vectors() const { return rows * per_row; }
+};
+
+// Whether `rows` rows of `bytes` bytes at p, `pitch` apart, make a Band:
+// every row at a 16-byte boundary and of whole vectors, one item at most.
+__device__ __forceinline__ bool make_band(const unsigned char* p, std::uint64_t bytes, std::uint64_t rows,
+                                          std::uint64_t pitch, Band& b) {
+  if (bytes == 0 || bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(p) % 16 != 0 ||
+      (rows > 1 && pitch % 16 != 0) || rows * bytes > kChunkBytes)
+    return false;
+  b = Band{p, static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(bytes / 16), pitch};
+  return true;
+}
+
+// This thread's vectors of the band: vector j = threadIdx.x + u * kThreads
+// into q[u] (row j / per_row by small_quotient: j < 2^10).
+__device__ __forceinline__ void load_band(const Band& b, uint4 (&q)[kItemVectorsPerThread]) {
+  const std::uint32_t vectors = b.vectors();
+  const float reciprocal = __frcp_rn(static_cast<float>(b.per_row));  // 1.0f / per_row, as small_quotient needs
+#pragma unroll
+  for (int u = 0; u < kItemVectorsPerThread; ++u) {
+    const std::uint32_t j = threadIdx.x + u * kThreads;
+    if (j < vectors) {
+      const std::uint32_t r = b.rows == 1 ? 0 : small_quotient(j, reciprocal);
+      q[u] = __ldcs(reinterpret_cast<const uint4*>(b.p + std::uint64_t{r} * b.pitch) + (j - r * b.per_row));
+    }
+  }
+}
+
+template <class Map, class Counters>
+__device__ __forceinline__ void count_band(Counters& c, const Band& b, const uint4 (&q)[kItemVectorsPerThread],
+                                           const Map& map) {
+  const std::uint32_t vectors = b.vectors();
+#pragma unroll
+  for (int u = 0; u < kItemVectorsPerThread; ++u)
+    if (threadIdx.x + u * kThreads < vectors) c.count_vector(q[u], map);
+}
+
 // The bounds of segment s by offsets, clamped to [0, n].
 __device__ __forceinline__ void offset_bounds(const Work& w, std::uint64_t s, std::uint64_t& begin, std::uint64_t& end) {
   begin = min(w.offsets[s], w.n);
@@ -416,6 +474,38 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
         const std::uint64_t per_item = w.chunk / w.length;
         const auto per_segment = static_cast<std::uint32_t>(w.length * sizeof(T) / 16);  // 16 to 1024
         const float reciprocal = 1.0f / static_cast<float>(per_segment);
+        if (w.pipeline) {
+          // The item's segments are one range of whole vectors: a band of one row.
+          auto band_of = [&](std::uint64_t item) {
+            const std::uint64_t s0 = item * per_item;
+            const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
+            return Band{w.samples + s0 * w.length * sizeof(T), 1, segments * per_segment, 0};
+          };
+          uint4 next[kItemVectorsPerThread];
+          if (item_begin < item_end) load_band(band_of(item_begin), next);
+          for (std::uint64_t item = item_begin; item < item_end; ++item) {
+            uint4 q[kItemVectorsPerThread];
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
+            if (item + 1 < item_end) load_band(band_of(item + 1), next);
+            const std::uint64_t s0 = item * per_item;
+            const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
+            const std::uint32_t vectors = segments * per_segment;
+            std::uint32_t segment_of[kItemVectorsPerThread];
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u) {
+              const std::uint32_t j = threadIdx.x + u * kThreads;
+              segment_of[u] = j < vectors ? small_quotient(j, reciprocal) : ~0u;
+            }
+            for (std::uint32_t k = 0; k < segments; ++k) {
+#pragma unroll
+              for (int u = 0; u < kItemVectorsPerThread; ++u)
+                if (segment_of[u] == k) c.count_vector(q[u], map);
+              c.flush(w, w.out + (s0 + k) * w.slots, true);
+            }
+          }
+          break;
+        }
         for (std::uint64_t item = item_begin; item < item_end; ++item) {
           const std::uint64_t s0 = item * per_item;
           const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
@@ -441,6 +531,48 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
     case Kind::equal_split: {  // item = part `part` of segment `s` (a part count fits 32 bits: 2^32 items is 64 TiB)
       std::uint64_t s = item_begin / w.parts;
       auto part = static_cast<std::uint32_t>(item_begin % w.parts);
+      if constexpr (Counters::kItemInRegisters) {
+        if (w.pipeline) {
+          // A part is a band of one row where it is whole vectors at a
+          // 16-byte boundary; any other is counted as before, after the
+          // loads of the one ahead of it.
+          auto part_at = [&](std::uint64_t seg, std::uint32_t k, const unsigned char*& p, std::uint64_t& count) {
+            const std::uint64_t begin = k * w.chunk;
+            p = w.samples + (seg * w.length + begin) * sizeof(T);
+            count = min(w.length, begin + w.chunk) - begin;
+          };
+          const unsigned char* p;
+          std::uint64_t count;
+          part_at(s, part, p, count);
+          Band band;
+          bool banded = make_band(p, count * sizeof(T), 1, 0, band);
+          uint4 next[kItemVectorsPerThread];
+          if (banded && item_begin < item_end) load_band(band, next);
+          for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
+            uint4 q[kItemVectorsPerThread];
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
+            const Band now = band;
+            const bool now_banded = banded;
+            const unsigned char* now_p = p;
+            const std::uint64_t now_count = count, now_segment = s;
+            const bool flush = left == 1 || part + 1 == w.parts;
+            if (++part == w.parts) {
+              part = 0;
+              ++s;
+            }
+            if (left > 1) {
+              part_at(s, part, p, count);
+              banded = make_band(p, count * sizeof(T), 1, 0, band);
+              if (banded) load_band(band, next);
+            }
+            if (now_banded) count_band(c, now, q, map);
+            else count_range<T>(c, now_p, now_count, map);
+            if (flush) c.flush(w, w.out + now_segment * w.slots, false);
+          }
+          break;
+        }
+      }
       for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
         const std::uint64_t begin = part * w.chunk, end = min(w.length, begin + w.chunk);
         count_range<T>(c, w.samples + (s * w.length + begin) * sizeof(T), end - begin, map);
@@ -545,6 +677,64 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
         tile_row = static_cast<std::uint32_t>(first / w.bands);
         band = static_cast<std::uint32_t>(first % w.bands);
         tile = std::uint64_t{tile_row} * w.tile_cols + tile_col;
+      }
+      if constexpr (Counters::kItemInRegisters) {
+        // A tile column a block (column_groups), its rows whole vectors at
+        // 16-byte boundaries: every band but a tile's last (when the tile's
+        // height is not a multiple of the band's) has the same shape, so a
+        // thread's vectors are at the same offsets from each band's first
+        // row's, found once; the next band's loads go out while this one is
+        // counted and written out.
+        const std::uint64_t x0 = std::uint64_t{tile_col} * w.tile_width;
+        const std::uint64_t width = x0 < w.width ? min(w.width, x0 + w.tile_width) - x0 : 0;
+        const std::uint64_t band_bytes = w.rows_per_band * width * sizeof(T);
+        if (w.pipeline && w.column_groups != 0 && w.band_offsets_fit && width > 0 &&
+            (width * sizeof(T)) % 16 == 0 && band_bytes <= kChunkBytes &&
+            reinterpret_cast<std::uintptr_t>(w.samples + x0 * sizeof(T)) % 16 == 0 && w.pitch % 16 == 0) {
+          const auto per_row = static_cast<std::uint32_t>(width * sizeof(T) / 16);
+          const float reciprocal = __frcp_rn(static_cast<float>(per_row));
+          std::uint32_t offset[kItemVectorsPerThread];  // bytes from the band's first vector (w.band_offsets_fit)
+#pragma unroll
+          for (int u = 0; u < kItemVectorsPerThread; ++u) {
+            const std::uint32_t j = threadIdx.x + u * kThreads, r = small_quotient(j, reciprocal);
+            offset[u] = static_cast<std::uint32_t>(r * w.pitch) + (j - r * per_row) * 16;
+          }
+          const unsigned char* column = w.samples + x0 * sizeof(T);
+          // The vectors of band `band` of tile row `tile_row`, this thread's into q.
+          auto load = [&](std::uint32_t row_of_tiles, std::uint32_t b, uint4 (&q)[kItemVectorsPerThread]) {
+            const std::uint64_t r0 = std::uint64_t{row_of_tiles} * w.tile_height + std::uint64_t{b} * w.rows_per_band;
+            const std::uint64_t tile_end = min(w.height, (row_of_tiles + std::uint64_t{1}) * w.tile_height);
+            // (A tile row past the image's last row, or a band past its tile's, has none.)
+            const auto vectors =
+                static_cast<std::uint32_t>(r0 < tile_end ? (min(tile_end, r0 + w.rows_per_band) - r0) * per_row : 0);
+            const unsigned char* first = column + r0 * w.pitch;
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u)
+              if (threadIdx.x + u * kThreads < vectors) q[u] = __ldcs(reinterpret_cast<const uint4*>(first + offset[u]));
+            return vectors;
+          };
+          uint4 next[kItemVectorsPerThread];
+          std::uint32_t next_vectors = count > 0 ? load(tile_row, band, next) : 0;
+          for (std::uint64_t left = count; left > 0; --left) {
+            uint4 q[kItemVectorsPerThread];
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
+            const std::uint32_t vectors = next_vectors;
+            const std::uint64_t now_tile = tile;
+            const bool flush = left == 1 || band + 1 == w.bands;
+            if (++band == w.bands) {  // the next tile down the column
+              band = 0;
+              ++tile_row;
+              tile += w.tile_cols;
+            }
+            if (left > 1) next_vectors = load(tile_row, band, next);
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u)
+              if (threadIdx.x + u * kThreads < vectors) c.count_vector(q[u], map);
+            if (flush) c.flush(w, w.out + now_tile * w.slots, false);
+          }
+          break;
+        }
       }
       for (std::uint64_t left = count; left > 0; --left) {
         const std::uint64_t r0 = tile_row * w.tile_height + band * w.rows_per_band;
@@ -960,6 +1150,10 @@ void launch_kernel(Work w, const Map& map, cudaStream_t stream) {
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
+// Whether ByteColumns issues the next item's loads before counting this one
+// (Work::pipeline); the study knob LEVELHIST_SEGMENT_PIPELINE=0 measures without.
+bool item_pipeline_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_PIPELINE", 1, 0, 1) != 0; }
+
 // Whether 8-bit samples take ByteColumns (the default) or WarpCopies: the
 // study knob LEVELHIST_SEGMENT_BYTE_COLUMNS=0 measures the latter.
 bool byte_columns_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_SEGMENT_BYTE_COLUMNS", 1, 0, 1) != 0; }
@@ -975,6 +1169,7 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
   w.out = a.slots;
   w.slots = static_cast<std::uint32_t>(slots);
   w.accumulate = a.accumulate;
+  w.pipeline = item_pipeline_wanted();
   w.segments = b.segments;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, kChunkBytes / sizeof(T));
   bool clear_all = false;
@@ -1013,6 +1208,7 @@ void launch(const RunArgs& a, const Map& map, MapKind map_kind) {
       w.tile_cols = b.tile_cols;
       w.rows_per_band = std::max<std::uint64_t>(1, chunk / std::max<std::uint64_t>(1, b.tile_width));
       w.bands = (b.tile_height + w.rows_per_band - 1) / w.rows_per_band;
+      w.band_offsets_fit = w.rows_per_band * w.pitch < (std::uint64_t{1} << 32);
       w.items = b.segments * w.bands;
       clear_all = w.bands > 1;
       break;
