@@ -11,6 +11,7 @@
 #include <iostream>
 #include <random>
 
+#include "../tools/args.hpp"
 #include "bench.hpp"
 #include "cuda/cuda_common.cuh"
 #include "gpu_bench.hpp"
@@ -317,13 +318,25 @@ int shape_bench_main(const std::vector<std::string>& args) {
   const std::vector<std::string> sections =
       take_name_list(rest, "--sections", all, "see levelhist bench --shapes --help");
   auto wanted = [&](const char* name) { return std::find(sections.begin(), sections.end(), name) != sections.end(); };
+  std::uint64_t mib = 0;  // 0: 256 MiB, 64 MiB with --quick
+  for (auto it = rest.begin(); it != rest.end();) {
+    if (*it == "--mib" || it->rfind("--mib=", 0) == 0) {
+      const bool joined = *it != "--mib";
+      const std::string value = joined ? it->substr(6) : (it + 1 != rest.end() ? *(it + 1) : "");
+      mib = cli::parse_count("--mib", value, 16, 16384);
+      it = rest.erase(it, it + (joined || it + 1 == rest.end() ? 1 : 2));
+      continue;
+    }
+    ++it;
+  }
   BenchOptions o;
   if (const auto status = begin_gpu_mode(rest, "--shapes",
                                          "Usage: levelhist bench --shapes [--sections LIST] [--quick] [OPTION]...\n"
                                          "Batches (segments, offsets, tiles), N-d histograms (joint u8, 2-D f32) and "
                                          "deterministic\nweighted sums, beside the read limit and CUB where it has an "
                                          "equivalent; see\nbench/shape_sections.hpp.\n"
-                                         "  --sections LIST  some of batches,joint,deterministic (default: all)\n\n",
+                                         "  --sections LIST  some of batches,joint,deterministic (default: all)\n"
+                                         "  --mib N          the data of a case, 16 to 16384 MiB (default 256; 64 with --quick)\n\n",
                                          o))
     return *status;
   GpuBench bench(o);
@@ -336,7 +349,7 @@ int shape_bench_main(const std::vector<std::string>& args) {
   r.describe("gpu_joint", summary_of("gpu_joint"));
   r.describe("gpu_weighted_exact", summary_of("gpu_weighted_exact"));
   r.describe("gpu_weighted_shared", summary_of("gpu_weighted_shared"));
-  const u64 bytes = o.quick ? u64{64} << 20 : u64{256} << 20;
+  const u64 bytes = mib ? mib << 20 : o.quick ? u64{64} << 20 : u64{256} << 20;
   std::string fatal;
   try {
     if (wanted("batches")) batch_section(r, bytes);
