@@ -221,10 +221,18 @@ void joint_section(Runner& r, u64 bytes) {
   const u64 n = bytes / 2;  // pixels per image
   std::vector<std::uint8_t> a(n), b(n);
   DeviceMemory da(n), db(n);
-  for (const std::string dataset : {"noise", "constant", "b = a / 2"}) {
+  // "two values": masks of 0 and 255 at random, four pairs in all (a
+  // segmentation against a segmentation: the pairs' counters hit by many
+  // lanes of a warp at once).
+  for (const std::string dataset : {"noise", "constant", "b = a / 2", "two values"}) {
     for (u64 i = 0; i < n; ++i) {
-      a[i] = dataset == "constant" ? 100 : static_cast<std::uint8_t>(mix64(i));
-      b[i] = dataset == "constant" ? 7 : dataset == "noise" ? static_cast<std::uint8_t>(mix64(i ^ 0x777)) : a[i] / 2;
+      a[i] = dataset == "constant"     ? 100
+             : dataset == "two values" ? static_cast<std::uint8_t>(mix64(i) >> 63 ? 255 : 0)
+                                       : static_cast<std::uint8_t>(mix64(i));
+      b[i] = dataset == "constant"     ? 7
+             : dataset == "noise"      ? static_cast<std::uint8_t>(mix64(i ^ 0x777))
+             : dataset == "two values" ? static_cast<std::uint8_t>(mix64(i ^ 0x777) >> 63 ? 255 : 0)
+                                       : a[i] / 2;
     }
     LEVELHIST_CUDA_CHECK(cudaMemcpy(da.get(), a.data(), n, cudaMemcpyHostToDevice));
     LEVELHIST_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n, cudaMemcpyHostToDevice));

@@ -510,14 +510,35 @@ TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
     d[i] = i % 16 == 0 ? 200 : static_cast<std::uint8_t>(rng());
     e[i] = i % 100003 == 0 ? 255 : static_cast<std::uint8_t>(rng() % 255);
   }
-  for (const char* list : {"", "1"}) {
-    ScopedEnv drain("LEVELHIST_JOINT_DRAIN_LIST", list);
-    const std::string what = std::string("drain list ") + (*list ? list : "default");
-    check_joint<std::uint8_t>({u8, u8}, {a, c}, "constant, " + what);
-    check_joint<std::uint8_t>({u8, u8}, {a, b}, "two slots of one word in turn, " + what);
-    check_joint<std::uint8_t>({u8, u8}, {d, d}, "one slot every 16th point, noise between, " + what);
-    check_joint<std::uint8_t>({u8, u8}, {e, e}, "a rare slot beside noise, " + what);
+  // The raw pairs' layout (two byte columns at 16-byte boundaries: the
+  // default) puts pairs (7, 8) and (7, 9) in one word; 7 with 9 or 10, as above,
+  // in two. Every vector of f holds both, so none is one pair (a run).
+  std::vector<std::uint8_t> f(n);
+  for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<std::uint8_t>(8 + (i * 7 / 3) % 2);
+  // Byte pairs (the default) and joint_kernel (byte pairs 0).
+  for (const char* pairs : {"1", "0"}) {
+    ScopedEnv kernel("LEVELHIST_JOINT_BYTE_PAIRS", pairs);
+    for (const char* list : {"", "1"}) {
+      ScopedEnv drain("LEVELHIST_JOINT_DRAIN_LIST", list);
+      const std::string what = std::string("drain list ") + (*list ? list : "default") + ", byte pairs " + pairs;
+      check_joint<std::uint8_t>({u8, u8}, {a, c}, "constant, " + what);
+      check_joint<std::uint8_t>({u8, u8}, {a, b}, "two slots of one word in turn, " + what);
+      check_joint<std::uint8_t>({u8, u8}, {a, f}, "two halves of one raw pair's word, " + what);
+      check_joint<std::uint8_t>({u8, u8}, {d, d}, "one slot every 16th point, noise between, " + what);
+      check_joint<std::uint8_t>({u8, u8}, {e, e}, "a rare slot beside noise, " + what);
+    }
   }
+  // Other maps of byte columns that take the 16-bit counters (raw pairs mapped
+  // when they leave shared memory): signed bytes one bin a value, and 250 even
+  // bins with the values 250-255 past the last (the overflow slot).
+  const std::size_t m = (std::size_t{3} << 20) + 7;
+  const Binning i8 = Binning::per_value(SampleType::i8), by250 = Binning::even(250, 0, 250);
+  std::vector<std::int8_t> sa = noise<std::int8_t>(m, 24, -128, 128), sb = noise<std::int8_t>(m, 25, -128, 128);
+  std::fill(sa.begin() + 1000, sa.begin() + 200000, std::int8_t{-3});
+  std::fill(sb.begin() + 1000, sb.begin() + 200000, std::int8_t{100});
+  check_joint<std::int8_t>({i8, i8}, {sa, sb}, "i8 one bin a value");
+  std::vector<std::uint8_t> ua = noise<std::uint8_t>(m, 26, 0, 256), ub = noise<std::uint8_t>(m, 27, 0, 256);
+  check_joint<std::uint8_t>({by250, by250}, {ua, ub}, "u8 250 even bins, flows");
 }
 
 // ---- deterministic weights ----------------------------------------------------------------

@@ -452,6 +452,177 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
   }
 }
 
+// ---- two columns of bytes: the raw pairs ---------------------------------------------
+// Two 8-bit columns whose histogram needs the 16-bit counters (256 x 256 bins
+// of one value each, the joint histogram of two images) are counted by raw
+// pair: pair (a, b) is half b & 1 of word (a << 7) | (b >> 1), 65536 halves in
+// 128 KiB, and each axis's map is applied to the 256 byte values once, when a
+// half moves to the output. In joint_kernel each point took its slot's
+// map-and-stride arithmetic, the run's bookkeeping, the part test and an
+// atomic whose old value a branch tested before the next point's atomic
+// could go out. Here a vector of 16 pairs is one byte permutation a pair (the
+// pair's 16 bits from the two columns' words), an address, an increment (1 or
+// 1 << 16) and the atomic, and the old values are tested together, after the
+// vector's 16 atomics: a half crossing a multiple of 2^14 flips its bit 14,
+// so the OR of old ^ new over the vector, tested at bits 14 and 30, says
+// whether one of the 16 words must be listed (all 16 are then; the drain
+// moves a listed word's halves, whatever they hold). A vector whose 16 pairs
+// are one pair extends the thread's run instead (a constant image costs one
+// exact addition a run), and the block's chunks, barriers and drains are
+// joint_kernel's: a chunk adds at most 3 x 2^14 pairs, so a half below 2^14
+// at its start cannot pass 2^16 - 1 before the drain.
+constexpr std::uint32_t kPairWords = 32768;              // 65536 16-bit halves
+constexpr std::size_t kPairTableBytes = 2 * 256 * 4;     // each axis's slot (times its stride) per byte value
+
+__device__ __forceinline__ bool all_bytes_equal(const uint4& v) {
+  const unsigned m = (v.x & 0xFFu) * 0x01010101u;
+  return ((v.x ^ m) | (v.y ^ m) | (v.z ^ m) | (v.w ^ m)) == 0;
+}
+
+// Each axis's slot times its stride for the 256 byte values, into
+// slot_of_byte[axis * 256 + byte] (shared memory; the maps' tables at
+// w.table_offset[0] and [1]); ends with a barrier.
+template <class T, class Map>
+__device__ void byte_slots(const Work& w, Map& m0, Map& m1, unsigned char* smem, std::uint32_t* slot_of_byte) {
+  m0.setup(smem + w.table_offset[0]);
+  m1.setup(smem + w.table_offset[1]);
+  __syncthreads();
+  for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) {
+    const unsigned axis = i / 256;
+    const T x = static_cast<T>(static_cast<unsigned char>(i % 256));
+    slot_of_byte[i] = (axis == 0 ? m0(x) : m1(x)) * w.axis_stride[axis];
+  }
+  __syncthreads();
+}
+
+template <class T, class Map>
+__global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map m1) {
+  static_assert(sizeof(T) == 1);
+  extern __shared__ __align__(16) unsigned char smem[];
+  unsigned* words = reinterpret_cast<unsigned*>(smem);
+  unsigned* list = words + kPairWords;
+  unsigned* listed = list + w.drain_capacity;
+  auto* slot_of_byte = reinterpret_cast<std::uint32_t*>(smem + w.table_offset[2]);  // [axis * 256 + byte]
+  for (std::uint32_t i = threadIdx.x; i < kPairWords; i += blockDim.x) words[i] = 0;
+  if (threadIdx.x < 2) listed[threadIdx.x] = 0;
+  byte_slots<T>(w, m0, m1, smem, slot_of_byte);
+  const std::uint32_t* slot_of_a = slot_of_byte;
+  const std::uint32_t* slot_of_b = slot_of_byte + 256;
+  unsigned parity = 0;
+  auto list_word = [&](unsigned word) {
+    const unsigned i = atomicAdd(listed + parity, 1u);
+    if (i < w.drain_capacity) list[i] = word;
+  };
+  // An exact addition of `length` (at most a chunk's pairs) to pair v, listed
+  // when it takes the half to kHalfLimit.
+  auto add = [&](unsigned v, unsigned length) {
+    const unsigned shift = (v & 1u) * 16;
+    const unsigned old = atomicAdd(words + (v >> 1), length << shift);
+    const unsigned half = (old >> shift) & 0xFFFFu;
+    if (half < kHalfLimit && half + length >= kHalfLimit) list_word(v >> 1);
+  };
+  // Moves both halves of a word to the output and clears it.
+  auto move = [&](unsigned word, unsigned value) {
+    const unsigned v = word * 2;
+    add_to_slot(w.out + slot_of_a[v >> 8] + slot_of_b[v & 0xFFu], value & 0xFFFFu);
+    add_to_slot(w.out + slot_of_a[v >> 8] + slot_of_b[(v + 1) & 0xFFu], value >> 16);
+  };
+
+  const std::uint64_t groups = gridDim.x;
+  uint4 next[2] = {};
+  auto load = [&](std::uint64_t p0, std::uint64_t v) {
+    next[0] = __ldcs(reinterpret_cast<const uint4*>(w.columns[0]) + (p0 / 16 + v));
+    next[1] = __ldcs(reinterpret_cast<const uint4*>(w.columns[1]) + (p0 / 16 + v));
+  };
+  bool loaded = false;
+  unsigned run_pair = 0xFFFFFFFFu, run_length = 0;
+  for (std::uint64_t chunk = blockIdx.x; chunk < w.chunks; chunk += groups) {
+    const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
+    const std::uint64_t vectors = (p1 - p0) / 16;
+    std::uint64_t v = threadIdx.x;
+    if (!loaded && v < vectors) load(p0, v);
+    loaded = false;
+    for (; v < vectors; v += blockDim.x) {
+      const uint4 a = next[0], b = next[1];
+      if (v + blockDim.x < vectors) {
+        load(p0, v + blockDim.x);
+      } else if (chunk + groups < w.chunks) {
+        const std::uint64_t q0 = (chunk + groups) * w.chunk_points;
+        if (threadIdx.x < (umin(w.n, q0 + w.chunk_points) - q0) / 16) {
+          load(q0, threadIdx.x);
+          loaded = true;
+        }
+      }
+      if (all_bytes_equal(a) && all_bytes_equal(b)) {
+        const unsigned pair = __byte_perm(b.x, a.x, 0x0040) & 0xFFFFu;  // a's first byte above b's
+        if (pair != run_pair) {
+          if (run_length) add(run_pair, run_length);
+          run_pair = pair;
+          run_length = 0;
+        }
+        run_length += 16;
+        continue;
+      }
+      const unsigned wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w};
+      unsigned flips = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          // Byte k of b's word into bits 0-7, byte k of a's into bits 8-15 (bits 16-31: don't care).
+          const unsigned pair = __byte_perm(wb[q], wa[q], k | (4 + k) << 4);
+          const unsigned increment = 1u + (pair & 1u) * 0xFFFFu;
+          unsigned* at = reinterpret_cast<unsigned*>(smem + ((pair & 0xFFFEu) << 1));
+          const unsigned old = atomicAdd(at, increment);
+          flips |= old ^ (old + increment);
+        }
+      }
+      if (flips & 0x40004000u) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+#pragma unroll
+          for (int k = 0; k < 4; ++k) list_word((__byte_perm(wb[q], wa[q], k | (4 + k) << 4) & 0xFFFEu) >> 1);
+      }
+    }
+    for (std::uint64_t i = p0 + vectors * 16 + threadIdx.x; i < p1; i += blockDim.x)
+      add(static_cast<unsigned>(w.columns[0][i]) << 8 | w.columns[1][i], 1u);
+    if (run_length) add(run_pair, run_length);  // a chunk's additions end with it (the bound counts chunks)
+    run_pair = 0xFFFFFFFFu;
+    run_length = 0;
+    __syncthreads();
+    // The drain (joint_kernel's drain_packed, by word).
+    const unsigned n_listed = listed[parity];
+    if (threadIdx.x == 0) listed[parity ^ 1u] = 0;
+    if (n_listed <= w.drain_capacity) {
+      for (unsigned i = threadIdx.x; i < n_listed; i += blockDim.x) {
+        const unsigned word = list[i];
+        const unsigned value = atomicExch(words + word, 0u);  // a word may be listed more than once
+        if (value) move(word, value);
+      }
+    } else {
+      for (std::uint32_t word = threadIdx.x; word < kPairWords; word += blockDim.x) {
+        const unsigned value = words[word];
+        if ((value & 0xFFFFu) >= kHalfLimit || (value >> 16) >= kHalfLimit) {
+          words[word] = 0;
+          move(word, value);
+        }
+      }
+    }
+    parity ^= 1u;
+    __syncthreads();
+  }
+  // The block's counts, added to the output once. (On noise, 132 blocks'
+  // 65536 halves are 8.7 M 64-bit atomics: a call of noise costs about 55 us
+  // more than its counting's share, where a constant image costs about 11,
+  // on an H200. The blocks' copies stored and summed by a second kernel
+  // measured faster on noise and slower on constant and correlated images:
+  // docs/PERFORMANCE-shapes.md, N-d change 11.)
+  for (std::uint32_t word = threadIdx.x; word < kPairWords; word += blockDim.x) {
+    const unsigned value = words[word];
+    if (value) move(word, value);
+  }
+}
+
 // One map kind for every axis: the cheapest exact one they all take.
 MapKind common_kind(const RunArgs& a) {
   MapKind kind = choose_map(a.type, *a.axes.binnings[0]);
@@ -565,6 +736,32 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
   LEVELHIST_CUDA_CHECK_LAUNCH();
 }
 
+// Two byte columns at 16-byte boundaries whose histogram takes the 16-bit
+// counters: byte_pairs_kernel (LEVELHIST_JOINT_BYTE_PAIRS=0: joint_kernel, for
+// comparisons).
+bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
+
+template <class T, class Map>
+void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes]) {
+  w.chunk_points = kPackedChunkPoints;
+  w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
+  auto kernel = byte_pairs_kernel<T, Map>;
+  allow_large_shared(kernel);
+  std::size_t smem = round_up(std::size_t{kPairWords} * 4 + drain_bytes(w.drain_capacity), 16);
+  for (unsigned k = 0; k < 2; ++k) {
+    w.table_offset[k] = static_cast<std::uint32_t>(smem);
+    smem = round_up(smem + maps[k].table_bytes(), 16);
+  }
+  w.table_offset[2] = static_cast<std::uint32_t>(smem);
+  smem += kPairTableBytes;
+  if (smem > max_shared_bytes()) throw Error(ErrorKind::internal, "gpu_joint: the byte pairs' counters do not fit");
+  const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
+  const std::uint64_t blocks = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident), 1,
+                                                         std::max<std::uint64_t>(w.chunks, 1));
+  kernel<<<static_cast<unsigned>(blocks), 1024, smem, stream_of(a)>>>(w, maps[0], maps[1]);
+  LEVELHIST_CUDA_CHECK_LAUNCH();
+}
+
 template <class T, class Map>
 void launch(const RunArgs& a) {
   const AxesArgs& ax = a.axes;
@@ -614,6 +811,12 @@ void launch(const RunArgs& a) {
   if (layout.parts == 0) throw Error(ErrorKind::internal, "gpu_joint: the histogram does not fit beside its tables");
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
   if (w.n == 0 && w.lead == 0) return;
+  if constexpr (sizeof(T) == 1) {
+    if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted() &&
+        round_up(std::size_t{kPairWords} * 4 + drain_bytes(w.drain_capacity), 16) + tables + 64 + kPairTableBytes <=
+            max_shared_bytes())
+      return launch_byte_pairs<T, Map>(a, w, maps);
+  }
   if (layout.counters == Counters::wide) launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
   else launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables, maps);
 }
