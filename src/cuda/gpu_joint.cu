@@ -21,6 +21,8 @@
 //   exact on any data; a list that fills makes that barrier scan every half.
 //   (Sweeping every half instead, without reading the atomics' old values,
 //   measured 25-30% slower: docs/PERFORMANCE-shapes.md, N-d change 7.)
+//   Two byte columns at 16-byte boundaries take byte_pairs_kernel instead: the
+//   same bound and drains, counted by raw byte pair (below).
 // - 32 bits in parts when neither fits: each chunk is counted by one block per
 //   part, the blocks of one chunk next to each other (the second reads it from
 //   L2), each block keeping its one part.

@@ -42,8 +42,10 @@
 //
 // Register spills (ptxas, CUDA 13.0, sm_90), the reason the three new-shape
 // kernels are built without -warn-spills (CMakeLists.txt): none here
-// (ByteColumns at 64 registers; at 48 it spilled 20 bytes); gpu_joint.cu 4 to
-// 138 bytes in 26 of its 104 kernels, 17 of them 2-D ones held at 64 registers
+// (ByteColumns at 80 registers, three blocks an SM; at 64, with the next
+// item's loads in flight, it spilled 380-390 bytes, and at 48 without them
+// 20); gpu_joint.cu 4 to 138 bytes in 33 of its 122 kernels (none in its
+// eight byte-pairs kernels), 2-D ones among them held at 64 registers
 // by their 1024-thread blocks (24 in the f32 even-bins one, weighed on a device:
 // docs/PERFORMANCE-shapes.md, N-d changes 4-6; the most in the 8/16-bit
 // even-bins ones, which map 8 or 16 points a load; not measured);
