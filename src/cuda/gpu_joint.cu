@@ -458,11 +458,12 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
 // Two 8-bit columns whose histogram needs the 16-bit counters (256 x 256 bins
 // of one value each, the joint histogram of two images) are counted by raw
 // pair: pair (a, b) is half b & 1 of word (a << 7) | (b >> 1), 65536 halves in
-// 128 KiB, and each axis's map is applied to the 256 byte values once, when a
-// half moves to the output. In joint_kernel each point took its slot's
-// map-and-stride arithmetic, the run's bookkeeping, the part test and an
-// atomic whose old value a branch tested before the next point's atomic
-// could go out. Here a vector of 16 pairs is one byte permutation a pair (the
+// 128 KiB, and each axis's map is applied to the 256 byte values once a
+// block, into a table read when a half moves to the output. In joint_kernel
+// each point took its slot's map-and-stride arithmetic, the run's
+// bookkeeping, the part test and an atomic whose old value a branch tested
+// before the next point's atomic could go out. Here a vector of 16 pairs is
+// one byte permutation a pair (the
 // pair's 16 bits from the two columns' words), an address, an increment (1 or
 // 1 << 16) and the atomic, and the old values are tested together, after the
 // vector's 16 atomics: a half crossing a multiple of 2^14 flips its bit 14,
@@ -523,7 +524,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
     const unsigned half = (old >> shift) & 0xFFFFu;
     if (half < kHalfLimit && half + length >= kHalfLimit) list_word(v >> 1);
   };
-  // Moves both halves of a word to the output and clears it.
+  // Adds a word's two halves, `value`, to their slots (the caller clears the word).
   auto move = [&](unsigned word, unsigned value) {
     const unsigned v = word * 2;
     add_to_slot(w.out + slot_of_a[v >> 8] + slot_of_b[v & 0xFFu], value & 0xFFFFu);
