@@ -476,6 +476,22 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
         const std::uint64_t per_item = w.chunk / w.length;
         const auto per_segment = static_cast<std::uint32_t>(w.length * sizeof(T) / 16);  // 16 to 1024
         const float reciprocal = 1.0f / static_cast<float>(per_segment);
+        // An item's vectors in registers, counted and written out segment by segment.
+        auto count_segments = [&](const uint4 (&q)[kItemVectorsPerThread], std::uint64_t s0, std::uint32_t segments) {
+          const std::uint32_t vectors = segments * per_segment;
+          std::uint32_t segment_of[kItemVectorsPerThread];
+#pragma unroll
+          for (int u = 0; u < kItemVectorsPerThread; ++u) {
+            const std::uint32_t j = threadIdx.x + u * kThreads;
+            segment_of[u] = j < vectors ? small_quotient(j, reciprocal) : ~0u;
+          }
+          for (std::uint32_t k = 0; k < segments; ++k) {
+#pragma unroll
+            for (int u = 0; u < kItemVectorsPerThread; ++u)
+              if (segment_of[u] == k) c.count_vector(q[u], map);
+            c.flush(w, w.out + (s0 + k) * w.slots, true);
+          }
+        };
         if (w.pipeline) {
           // The item's segments are one range of whole vectors: a band of one row.
           auto band_of = [&](std::uint64_t item) {
@@ -491,20 +507,7 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
             for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
             if (item + 1 < item_end) load_band(band_of(item + 1), next);
             const std::uint64_t s0 = item * per_item;
-            const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
-            const std::uint32_t vectors = segments * per_segment;
-            std::uint32_t segment_of[kItemVectorsPerThread];
-#pragma unroll
-            for (int u = 0; u < kItemVectorsPerThread; ++u) {
-              const std::uint32_t j = threadIdx.x + u * kThreads;
-              segment_of[u] = j < vectors ? small_quotient(j, reciprocal) : ~0u;
-            }
-            for (std::uint32_t k = 0; k < segments; ++k) {
-#pragma unroll
-              for (int u = 0; u < kItemVectorsPerThread; ++u)
-                if (segment_of[u] == k) c.count_vector(q[u], map);
-              c.flush(w, w.out + (s0 + k) * w.slots, true);
-            }
+            count_segments(q, s0, static_cast<std::uint32_t>(min(per_item, w.segments - s0)));
           }
           break;
         }
@@ -512,21 +515,11 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
           const std::uint64_t s0 = item * per_item;
           const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
           const uint4* body = reinterpret_cast<const uint4*>(w.samples + s0 * w.length * sizeof(T));
-          const std::uint32_t vectors = segments * per_segment;
           uint4 q[kItemVectorsPerThread];
-          std::uint32_t segment_of[kItemVectorsPerThread];
 #pragma unroll
-          for (int u = 0; u < kItemVectorsPerThread; ++u) {
-            const std::uint32_t j = threadIdx.x + u * kThreads;
-            segment_of[u] = j < vectors ? small_quotient(j, reciprocal) : ~0u;
-            if (j < vectors) q[u] = __ldcs(body + j);
-          }
-          for (std::uint32_t k = 0; k < segments; ++k) {
-#pragma unroll
-            for (int u = 0; u < kItemVectorsPerThread; ++u)
-              if (segment_of[u] == k) c.count_vector(q[u], map);
-            c.flush(w, w.out + (s0 + k) * w.slots, true);
-          }
+          for (int u = 0; u < kItemVectorsPerThread; ++u)
+            if (threadIdx.x + u * kThreads < segments * per_segment) q[u] = __ldcs(body + threadIdx.x + u * kThreads);
+          count_segments(q, s0, segments);
         }
       }
       break;
