@@ -477,6 +477,12 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
 constexpr std::uint32_t kPairWords = 32768;              // 65536 16-bit halves
 constexpr std::size_t kPairTableBytes = 2 * 256 * 4;     // each axis's slot (times its stride) per byte value
 
+// Pair k of two columns' words: byte k of b's word in bits 0-7, byte k of
+// a's in bits 8-15 (bits 16-31: don't care).
+__device__ __forceinline__ unsigned pair_bits(unsigned a_word, unsigned b_word, int k) {
+  return __byte_perm(b_word, a_word, k | (4 + k) << 4);
+}
+
 __device__ __forceinline__ bool all_bytes_equal(const uint4& v) {
   const unsigned m = (v.x & 0xFFu) * 0x01010101u;
   return ((v.x ^ m) | (v.y ^ m) | (v.z ^ m) | (v.w ^ m)) == 0;
@@ -557,7 +563,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
         }
       }
       if (all_bytes_equal(a) && all_bytes_equal(b)) {
-        const unsigned pair = __byte_perm(b.x, a.x, 0x0040) & 0xFFFFu;  // a's first byte above b's
+        const unsigned pair = pair_bits(a.x, b.x, 0) & 0xFFFFu;
         if (pair != run_pair) {
           if (run_length) add(run_pair, run_length);
           run_pair = pair;
@@ -572,8 +578,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
       for (int q = 0; q < 4; ++q) {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
-          // Byte k of b's word into bits 0-7, byte k of a's into bits 8-15 (bits 16-31: don't care).
-          const unsigned pair = __byte_perm(wb[q], wa[q], k | (4 + k) << 4);
+          const unsigned pair = pair_bits(wa[q], wb[q], k);
           const unsigned increment = 1u + (pair & 1u) * 0xFFFFu;
           unsigned* at = reinterpret_cast<unsigned*>(smem + ((pair & 0xFFFEu) << 1));
           const unsigned old = atomicAdd(at, increment);
@@ -584,7 +589,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
 #pragma unroll
         for (int q = 0; q < 4; ++q)
 #pragma unroll
-          for (int k = 0; k < 4; ++k) list_word((__byte_perm(wb[q], wa[q], k | (4 + k) << 4) & 0xFFFEu) >> 1);
+          for (int k = 0; k < 4; ++k) list_word((pair_bits(wa[q], wb[q], k) & 0xFFFEu) >> 1);
       }
     }
     for (std::uint64_t i = p0 + vectors * 16 + threadIdx.x; i < p1; i += blockDim.x)
@@ -744,20 +749,25 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
 // comparisons).
 bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
 
-template <class T, class Map>
-void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes]) {
-  w.chunk_points = kPackedChunkPoints;
-  w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
-  auto kernel = byte_pairs_kernel<T, Map>;
-  allow_large_shared(kernel);
+// byte_pairs_kernel's shared memory: the counters and the drain list, each
+// axis's map table (w.table_offset[0] and [1]), the byte slots ([2]).
+template <class Map>
+std::size_t byte_pairs_shared_bytes(Work& w, const Map (&maps)[kMaxAxes]) {
   std::size_t smem = round_up(std::size_t{kPairWords} * 4 + drain_bytes(w.drain_capacity), 16);
   for (unsigned k = 0; k < 2; ++k) {
     w.table_offset[k] = static_cast<std::uint32_t>(smem);
     smem = round_up(smem + maps[k].table_bytes(), 16);
   }
   w.table_offset[2] = static_cast<std::uint32_t>(smem);
-  smem += kPairTableBytes;
-  if (smem > max_shared_bytes()) throw Error(ErrorKind::internal, "gpu_joint: the byte pairs' counters do not fit");
+  return smem + kPairTableBytes;
+}
+
+template <class T, class Map>
+void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes], std::size_t smem) {
+  w.chunk_points = kPackedChunkPoints;
+  w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
+  auto kernel = byte_pairs_kernel<T, Map>;
+  allow_large_shared(kernel);
   const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
   const std::uint64_t blocks = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident), 1,
                                                          std::max<std::uint64_t>(w.chunks, 1));
@@ -815,10 +825,10 @@ void launch(const RunArgs& a) {
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
   if (w.n == 0 && w.lead == 0) return;
   if constexpr (sizeof(T) == 1) {
-    if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted() &&
-        round_up(std::size_t{kPairWords} * 4 + drain_bytes(w.drain_capacity), 16) + tables + 64 + kPairTableBytes <=
-            max_shared_bytes())
-      return launch_byte_pairs<T, Map>(a, w, maps);
+    if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted()) {
+      const std::size_t smem = byte_pairs_shared_bytes(w, maps);
+      if (smem <= max_shared_bytes()) return launch_byte_pairs<T, Map>(a, w, maps, smem);
+    }
   }
   if (layout.counters == Counters::wide) launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
   else launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables, maps);

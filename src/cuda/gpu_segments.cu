@@ -387,48 +387,30 @@ __device__ __forceinline__ void count_rows(Counters& c, const unsigned char* p, 
 // flight meanwhile. With the next item's loads issued first, they arrive
 // while this one is counted and written out.
 
-// `rows` rows of `per_row` 16-byte vectors, `pitch` bytes apart, at most one
-// item's vectors (a part of a segment is one row).
-struct Band {
-  const unsigned char* p;
-  std::uint32_t rows, per_row;
-  std::uint64_t pitch;
-  __device__ std::uint32_t vectors() const { return rows * per_row; }
+// An item's samples as whole 16-byte vectors at a 16-byte boundary: `vectors`
+// of them from `first` (at most one item's), or none where they are not.
+struct ItemVectors {
+  const uint4* first;
+  std::uint32_t vectors;
 };
-
-// Whether `rows` rows of `bytes` bytes at p, `pitch` apart, make a Band:
-// every row at a 16-byte boundary and of whole vectors, one item at most.
-__device__ __forceinline__ bool make_band(const unsigned char* p, std::uint64_t bytes, std::uint64_t rows,
-                                          std::uint64_t pitch, Band& b) {
-  if (bytes == 0 || bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(p) % 16 != 0 ||
-      (rows > 1 && pitch % 16 != 0) || rows * bytes > kChunkBytes)
-    return false;
-  b = Band{p, static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(bytes / 16), pitch};
-  return true;
+__device__ __forceinline__ ItemVectors item_vectors(const unsigned char* p, std::uint64_t bytes) {
+  if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(p) % 16 != 0 || bytes > kChunkBytes) return {nullptr, 0};
+  return {reinterpret_cast<const uint4*>(p), static_cast<std::uint32_t>(bytes / 16)};
 }
 
-// This thread's vectors of the band: vector j = threadIdx.x + u * kThreads
-// into q[u] (row j / per_row by small_quotient: j < 2^10).
-__device__ __forceinline__ void load_band(const Band& b, uint4 (&q)[kItemVectorsPerThread]) {
-  const std::uint32_t vectors = b.vectors();
-  const float reciprocal = __frcp_rn(static_cast<float>(b.per_row));  // 1.0f / per_row, as small_quotient needs
+// This thread's vectors of the item: vector j = threadIdx.x + u * kThreads into q[u].
+__device__ __forceinline__ void load_item(const ItemVectors& v, uint4 (&q)[kItemVectorsPerThread]) {
 #pragma unroll
-  for (int u = 0; u < kItemVectorsPerThread; ++u) {
-    const std::uint32_t j = threadIdx.x + u * kThreads;
-    if (j < vectors) {
-      const std::uint32_t r = b.rows == 1 ? 0 : small_quotient(j, reciprocal);
-      q[u] = __ldcs(reinterpret_cast<const uint4*>(b.p + std::uint64_t{r} * b.pitch) + (j - r * b.per_row));
-    }
-  }
+  for (int u = 0; u < kItemVectorsPerThread; ++u)
+    if (threadIdx.x + u * kThreads < v.vectors) q[u] = __ldcs(v.first + threadIdx.x + u * kThreads);
 }
 
 template <class Map, class Counters>
-__device__ __forceinline__ void count_band(Counters& c, const Band& b, const uint4 (&q)[kItemVectorsPerThread],
+__device__ __forceinline__ void count_item(Counters& c, const ItemVectors& v, const uint4 (&q)[kItemVectorsPerThread],
                                            const Map& map) {
-  const std::uint32_t vectors = b.vectors();
 #pragma unroll
   for (int u = 0; u < kItemVectorsPerThread; ++u)
-    if (threadIdx.x + u * kThreads < vectors) c.count_vector(q[u], map);
+    if (threadIdx.x + u * kThreads < v.vectors) c.count_vector(q[u], map);
 }
 
 // The bounds of segment s by offsets, clamped to [0, n].
@@ -493,19 +475,20 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
           }
         };
         if (w.pipeline) {
-          // The item's segments are one range of whole vectors: a band of one row.
-          auto band_of = [&](std::uint64_t item) {
+          // The item's segments are one range of whole vectors.
+          auto vectors_of = [&](std::uint64_t item) {
             const std::uint64_t s0 = item * per_item;
             const auto segments = static_cast<std::uint32_t>(min(per_item, w.segments - s0));
-            return Band{w.samples + s0 * w.length * sizeof(T), 1, segments * per_segment, 0};
+            return ItemVectors{reinterpret_cast<const uint4*>(w.samples + s0 * w.length * sizeof(T)),
+                               segments * per_segment};
           };
           uint4 next[kItemVectorsPerThread];
-          if (item_begin < item_end) load_band(band_of(item_begin), next);
+          if (item_begin < item_end) load_item(vectors_of(item_begin), next);
           for (std::uint64_t item = item_begin; item < item_end; ++item) {
             uint4 q[kItemVectorsPerThread];
 #pragma unroll
             for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
-            if (item + 1 < item_end) load_band(band_of(item + 1), next);
+            if (item + 1 < item_end) load_item(vectors_of(item + 1), next);
             const std::uint64_t s0 = item * per_item;
             count_segments(q, s0, static_cast<std::uint32_t>(min(per_item, w.segments - s0)));
           }
@@ -528,41 +511,40 @@ __global__ void __launch_bounds__(kThreads, Counters::kMinBlocks) batch_kernel(W
       auto part = static_cast<std::uint32_t>(item_begin % w.parts);
       if constexpr (Counters::kItemInRegisters) {
         if (w.pipeline) {
-          // A part is a band of one row where it is whole vectors at a
-          // 16-byte boundary; any other is counted as before, after the
-          // loads of the one ahead of it.
-          auto part_at = [&](std::uint64_t seg, std::uint32_t k, const unsigned char*& p, std::uint64_t& count) {
-            const std::uint64_t begin = k * w.chunk;
-            p = w.samples + (seg * w.length + begin) * sizeof(T);
-            count = min(w.length, begin + w.chunk) - begin;
+          // A part of whole vectors at a 16-byte boundary has its loads
+          // issued while the part before it is counted; any other is counted
+          // as before, after the loads of the one ahead of it.
+          struct Part {
+            const unsigned char* p;
+            std::uint64_t count;
           };
-          const unsigned char* p;
-          std::uint64_t count;
-          part_at(s, part, p, count);
-          Band band;
-          bool banded = make_band(p, count * sizeof(T), 1, 0, band);
+          auto part_at = [&](std::uint64_t seg, std::uint32_t k) {
+            const std::uint64_t begin = k * w.chunk;
+            return Part{w.samples + (seg * w.length + begin) * sizeof(T), min(w.length, begin + w.chunk) - begin};
+          };
+          Part ahead = part_at(s, part);
+          ItemVectors ahead_vectors = item_vectors(ahead.p, ahead.count * sizeof(T));
           uint4 next[kItemVectorsPerThread];
-          if (banded && item_begin < item_end) load_band(band, next);
+          if (item_begin < item_end) load_item(ahead_vectors, next);
           for (std::uint64_t left = item_end - item_begin; left > 0; --left) {
             uint4 q[kItemVectorsPerThread];
 #pragma unroll
             for (int u = 0; u < kItemVectorsPerThread; ++u) q[u] = next[u];
-            const Band now = band;
-            const bool now_banded = banded;
-            const unsigned char* now_p = p;
-            const std::uint64_t now_count = count, now_segment = s;
+            const Part now = ahead;
+            const ItemVectors now_vectors = ahead_vectors;
+            const std::uint64_t now_segment = s;
             const bool flush = left == 1 || part + 1 == w.parts;
             if (++part == w.parts) {
               part = 0;
               ++s;
             }
             if (left > 1) {
-              part_at(s, part, p, count);
-              banded = make_band(p, count * sizeof(T), 1, 0, band);
-              if (banded) load_band(band, next);
+              ahead = part_at(s, part);
+              ahead_vectors = item_vectors(ahead.p, ahead.count * sizeof(T));
+              load_item(ahead_vectors, next);
             }
-            if (now_banded) count_band(c, now, q, map);
-            else count_range<T>(c, now_p, now_count, map);
+            if (now_vectors.vectors) count_item(c, now_vectors, q, map);
+            else count_range<T>(c, now.p, now.count, map);
             if (flush) c.flush(w, w.out + now_segment * w.slots, false);
           }
           break;
