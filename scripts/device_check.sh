@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build, test and benchmark levelhist on a GPU machine in one go (the device
 # lease is short: one call does it all). Usage, from the repository root:
-#   scripts/device_check.sh [build|unpack|test|examples|bench|clahe|python|dask|compare|knobs|study|grid|ncu]...
+#   scripts/device_check.sh [build|pack|unpack|test|examples|bench|clahe|python|dask|compare|knobs|study|grid|ncu]...
 #   (default: build test examples bench)
 #   unpack: instead of build, the programs scripts/device_pack.sh built on another
 #   machine (carry .devcarry), into build-device/ (tree.txt names their commit).
+#   pack: after build, the tests, benchmark and CLI packed as $OUT/devcarry/ (the
+#   same pack; copy it to .devcarry/ here, and later calls start with unpack; build
+#   with ARCH=90-real so the pack holds no PTX and stays within the carry's 64 MiB).
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
 # compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py; clahe.log).
@@ -80,6 +83,11 @@ if want build; then
   build_tree . build-device new || exit 1
   grep -E "Compiling entry function|registers|spill" /tmp/new-build.log >"$out/ptxas.txt" || true
   if [ -n "${old_pid:-}" ]; then wait "$old_pid" || { echo "the old tree did not build"; exit 1; }; fi
+fi
+
+if want pack; then
+  PACK_BUILD_DIR=build-device PACK_SKIP_BUILD=1 PACK_OUT="$out/devcarry" \
+    scripts/device_pack.sh levelhist_tests levelhist_bench levelhist_cli || status=1
 fi
 
 if want unpack; then

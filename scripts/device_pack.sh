@@ -16,15 +16,21 @@
 #   scripts/device_check.sh unpack test bench ...
 # unpacks it into build-device/ and runs the steps on those programs.
 # Environment: PACK_BUILD_DIR (default build-sm90, kept between packs so a
-# pack rebuilds only what changed).
+# pack rebuilds only what changed); PACK_SKIP_BUILD=1 packs what that directory
+# already holds (device_check.sh's pack step: a build on the device machine,
+# 16 cores against this machine's 2, comes back as the carry of later calls);
+# PACK_OUT (default .devcarry) the directory the pack is written to.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${PACK_BUILD_DIR:-build-sm90}
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(levelhist_tests levelhist_bench levelhist_cli)
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+pack_out=${PACK_OUT:-.devcarry}
+if [ "${PACK_SKIP_BUILD:-0}" != 1 ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -49,15 +55,15 @@ for target in "${targets[@]}"; do
   done
 done
 
-mkdir -p .devcarry
-tar -C "$stage" -cJf .devcarry/programs.tar.xz .
+mkdir -p "$pack_out"
+tar -C "$stage" -cJf "$pack_out/programs.tar.xz" .
 {
   echo "packed $(date -u +%Y-%m-%dT%H:%M:%SZ) from commit $(git rev-parse HEAD)"
   if [ -n "$(git status --porcelain --untracked-files=no)" ]; then echo "with uncommitted changes to tracked files"; fi
   echo "targets: ${targets[*]}"
-} >.devcarry/tree.txt
-cat .devcarry/tree.txt
-ls -l .devcarry/programs.tar.xz
+} >"$pack_out/tree.txt"
+cat "$pack_out/tree.txt"
+ls -l "$pack_out/programs.tar.xz"
 size=$(stat -c %s .devcarry/programs.tar.xz)
 if [ "$size" -gt $((60 * 1024 * 1024)) ]; then
   echo "device_pack: the pack is $((size >> 20)) MiB, near the carry's 64 MiB: pack fewer targets" >&2
