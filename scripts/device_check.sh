@@ -6,7 +6,7 @@
 #   unpack: instead of build, the programs scripts/device_pack.sh built on another
 #   machine (carry .devcarry), into build-device/ (tree.txt names their commit).
 #   pack: after build, the tests, benchmark and CLI packed as $OUT/devcarry/ (the
-#   same pack; copy it to .devcarry/ here, and later calls start with unpack; build
+#   same pack in 15 MiB pieces: join them into .devcarry/ here, and later calls start with unpack; build
 #   with ARCH=90-real so the pack holds no PTX and stays within the carry's 64 MiB).
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
@@ -88,6 +88,9 @@ fi
 if want pack; then
   PACK_BUILD_DIR=build-device PACK_SKIP_BUILD=1 PACK_OUT="$out/devcarry" \
     scripts/device_pack.sh levelhist_tests levelhist_bench levelhist_cli || status=1
+  # Files come back from $OUT at 16 MiB each at most: the pack in 15 MiB pieces
+  # (here: cat .devcarry/programs.tar.xz.part-* > .devcarry/programs.tar.xz).
+  split -b 15M "$out/devcarry/programs.tar.xz" "$out/devcarry/programs.tar.xz.part-" && rm "$out/devcarry/programs.tar.xz"
 fi
 
 if want unpack; then

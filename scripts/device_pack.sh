@@ -64,7 +64,7 @@ tar -C "$stage" -cJf "$pack_out/programs.tar.xz" .
 } >"$pack_out/tree.txt"
 cat "$pack_out/tree.txt"
 ls -l "$pack_out/programs.tar.xz"
-size=$(stat -c %s .devcarry/programs.tar.xz)
+size=$(stat -c %s "$pack_out/programs.tar.xz")
 if [ "$size" -gt $((60 * 1024 * 1024)) ]; then
   echo "device_pack: the pack is $((size >> 20)) MiB, near the carry's 64 MiB: pack fewer targets" >&2
   exit 1
