@@ -28,8 +28,18 @@ targets=("$@")
 
 pack_out=${PACK_OUT:-.devcarry}
 if [ "${PACK_SKIP_BUILD:-0}" != 1 ]; then
+  # A source edited while the build runs can be compiled from its old text and
+  # still leave an object newer than the edit, so that the next build keeps it:
+  # such a pack once ran a kernel without the change it was meant to measure.
+  started=$(mktemp)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+  edited=$(find CMakeLists.txt src include tests bench tools lab -newer "$started" -type f 2>/dev/null | head -5)
+  rm -f "$started"
+  if [ -n "$edited" ]; then
+    echo "device_pack: sources changed during the build (e.g. $(echo "$edited" | tr '\n' ' ')); touch them and pack again" >&2
+    exit 1
+  fi
 fi
 
 stage=$(mktemp -d)
