@@ -86,11 +86,12 @@ if want build; then
 fi
 
 if want pack; then
-  PACK_BUILD_DIR=build-device PACK_SKIP_BUILD=1 PACK_OUT="$out/devcarry" \
-    scripts/device_pack.sh levelhist_tests levelhist_bench levelhist_cli || status=1
   # Files come back from $OUT at 16 MiB each at most: the pack in 15 MiB pieces
   # (here: cat .devcarry/programs.tar.xz.part-* > .devcarry/programs.tar.xz).
-  split -b 15M "$out/devcarry/programs.tar.xz" "$out/devcarry/programs.tar.xz.part-" && rm "$out/devcarry/programs.tar.xz"
+  { PACK_BUILD_DIR=build-device PACK_SKIP_BUILD=1 PACK_OUT="$out/devcarry" \
+      scripts/device_pack.sh levelhist_tests levelhist_bench levelhist_cli &&
+      split -b 15M "$out/devcarry/programs.tar.xz" "$out/devcarry/programs.tar.xz.part-" &&
+      rm "$out/devcarry/programs.tar.xz"; } || status=1
 fi
 
 if want unpack; then

@@ -15,7 +15,8 @@
 // Every end's slots are checked against the CPU's counts before its time is
 // printed (docs/PERFORMANCE-shapes.md, N-d change 12).
 //
-// Build (CMake, with the benchmark): target joint_end_probe. Usage:
+// Build (CMake, with the benchmark): target joint_end_probe, or
+// nvcc -std=c++20 -arch=sm_90 -O3 -Iinclude -Isrc bench/experiments/joint_end_probe.cu. Usage:
 // joint_end_probe [reps] (default 7; the median is printed).
 #include <cuda_runtime.h>
 
@@ -24,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "cuda/cuda_common.cuh"  // last_block_to_finish
 
 namespace {
 
@@ -99,17 +102,9 @@ __global__ void __launch_bounds__(1024, 1) count_pairs(const uint4* a, const uin
       atomicAdd(sums + 2 * w + 3, float(v1 >> 16));
 #endif
     }
-    if (end == 2) {
-      __shared__ bool last;
-      __threadfence();
-      __syncthreads();
-      if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-      __syncthreads();
-      if (last) {
-        __threadfence();
-        for (unsigned p = threadIdx.x * 4; p < 2 * kWords; p += blockDim.x * 4) fold_four(sums, slots, p);
-        if (threadIdx.x == 0) *ticket = 0;
-      }
+    if (end == 2 && levelhist::cuda_detail::last_block_to_finish(ticket)) {
+      for (unsigned p = threadIdx.x * 4; p < 2 * kWords; p += blockDim.x * 4) fold_four(sums, slots, p);
+      if (threadIdx.x == 0) *ticket = 0;
     }
   }
   __syncthreads();
