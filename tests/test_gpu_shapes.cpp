@@ -515,12 +515,19 @@ TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
   // in two. Every vector of f holds both, so none is one pair (a run).
   std::vector<std::uint8_t> f(n);
   for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<std::uint8_t>(8 + (i * 7 / 3) % 2);
-  // Byte pairs (the default) and joint_kernel (byte pairs 0).
-  for (const char* pairs : {"1", "0"}) {
+  // Byte pairs (the default) with either end (float sums in the workspace
+  // folded by a second kernel, the default; each block's 64-bit atomics: float
+  // end 0), and joint_kernel (byte pairs 0). run_on_device checks that the
+  // fold leaves the workspace zero; the host path's second call in check_joint
+  // would count a dirty one's sums again.
+  const char* const kernels[][2] = {{"1", "1"}, {"1", "0"}, {"0", "1"}};
+  for (const auto& [pairs, float_end] : kernels) {
     ScopedEnv kernel("LEVELHIST_JOINT_BYTE_PAIRS", pairs);
+    ScopedEnv end("LEVELHIST_JOINT_FLOAT_END", float_end);
     for (const char* list : {"", "1"}) {
       ScopedEnv drain("LEVELHIST_JOINT_DRAIN_LIST", list);
-      const std::string what = std::string("drain list ") + (*list ? list : "default") + ", byte pairs " + pairs;
+      const std::string what = std::string("drain list ") + (*list ? list : "default") + ", byte pairs " + pairs +
+                               ", float end " + float_end;
       check_joint<std::uint8_t>({u8, u8}, {a, c}, "constant, " + what);
       check_joint<std::uint8_t>({u8, u8}, {a, b}, "two slots of one word in turn, " + what);
       check_joint<std::uint8_t>({u8, u8}, {a, f}, "two halves of one raw pair's word, " + what);

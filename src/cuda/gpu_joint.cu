@@ -22,7 +22,9 @@
 //   (Sweeping every half instead, without reading the atomics' old values,
 //   measured 25-30% slower: docs/PERFORMANCE-shapes.md, N-d change 7.)
 //   Two byte columns at 16-byte boundaries take byte_pairs_kernel instead: the
-//   same bound and drains, counted by raw byte pair (below).
+//   same bound and drains, counted by raw byte pair, its blocks' counts summed
+//   as floats in the workspace (256 KiB) and folded into the slots by a second
+//   kernel (below).
 // - 32 bits in parts when neither fits: each chunk is counted by one block per
 //   part, the blocks of one chunk next to each other (the second reads it from
 //   L2), each block keeping its one part.
@@ -92,6 +94,7 @@ struct Work {
   std::uint32_t lead;   // pairs: points before the first 16-byte boundary, at columns[0] - lead points
   std::uint32_t table_offset[kMaxAxes];  // where each axis's map keeps its table in shared memory
   std::uint64_t* out;
+  float* pair_sums;     // byte pairs: the workspace's float sum per raw pair (nullptr: the 64-bit end)
 };
 
 // This block's counters: the slots [lo, lo + count) of the histogram, in one
@@ -488,6 +491,20 @@ __device__ __forceinline__ bool all_bytes_equal(const uint4& v) {
   return ((v.x ^ m) | (v.y ^ m) | (v.z ^ m) | (v.w ^ m)) == 0;
 }
 
+// Adds the two words' four halves (pairs 2k .. 2k + 3 of word k and k + 1)
+// to their float sums: one 16-byte reduction on sm_90 (PTX red.global.add.v4.f32).
+__device__ __forceinline__ void add_four_sums(float* sums, unsigned w0, unsigned w1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(sums), "f"(float(w0 & 0xFFFFu)),
+               "f"(float(w0 >> 16)), "f"(float(w1 & 0xFFFFu)), "f"(float(w1 >> 16))
+               : "memory");
+#else
+  const float v[4] = {float(w0 & 0xFFFFu), float(w0 >> 16), float(w1 & 0xFFFFu), float(w1 >> 16)};
+  for (int q = 0; q < 4; ++q)
+    if (v[q] != 0.f) atomicAdd(sums + q, v[q]);
+#endif
+}
+
 // Each axis's slot times its stride for the 256 byte values, into
 // slot_of_byte[axis * 256 + byte] (shared memory; the maps' tables at
 // w.table_offset[0] and [1]); ends with a barrier.
@@ -515,6 +532,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
   for (std::uint32_t i = threadIdx.x; i < kPairWords; i += blockDim.x) words[i] = 0;
   if (threadIdx.x < 2) listed[threadIdx.x] = 0;
   byte_slots<T>(w, m0, m1, smem, slot_of_byte);
+  allow_dependent_launch();  // fold_pair_sums_kernel may launch (it waits for this grid's end)
   const std::uint32_t* slot_of_a = slot_of_byte;
   const std::uint32_t* slot_of_b = slot_of_byte + 256;
   unsigned parity = 0;
@@ -619,21 +637,57 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
     parity ^= 1u;
     __syncthreads();
   }
-  // The block's counts, added to the output once. (On noise, 132 blocks'
-  // 65536 halves are 8.7 M 64-bit atomics: a call of noise costs about 55 us
-  // more than its counting's share, where a constant image costs about 11,
-  // on an H200. The blocks' copies stored and summed by a second kernel
-  // measured faster on noise and slower on constant and correlated images:
-  // docs/PERFORMANCE-shapes.md, N-d change 11; so did each block of a
-  // thread-block cluster summing a slice over the cluster's shared memories
-  // before adding it, N-d change 12. There, bench/experiments/joint_end_probe
-  // timed these atomics at 36-71 us a block after counting that ends within
-  // 10 us on every block, and four pairs' counts as one 16-byte float add
-  // into a workspace, folded by a second kernel, at 5-10 us: the next end.)
+  // The block's counts, added to the output once.
+  // With the workspace (w.pair_sums): four pairs' counts as one 16-byte float
+  // add into the sum of each raw pair, folded into the slots by
+  // fold_pair_sums_kernel. A half holds less than kHalfLimit = 2^14 after the
+  // last drain, so at most 1024 blocks' sums stay below 2^24, where every
+  // float sum of integers is exact (launch_byte_pairs takes the 64-bit end for
+  // larger grids). On noise this is 8.7 M 64-bit atomics on 67081 slots
+  // replaced by 2.2 M vector adds on 65536 sums: bench/experiments/
+  // joint_end_probe timed the 64-bit end at 36-71 us a block after counting
+  // that ends within 10 us on every block, the float end at 5-10 us
+  // (docs/PERFORMANCE-shapes.md, N-d change 13; what was tried before it:
+  // the blocks' copies summed by a second kernel, change 11, and each block
+  // of a thread-block cluster summing a slice over the cluster's shared
+  // memories, change 12).
+  if (w.pair_sums != nullptr) {
+    for (std::uint32_t word = threadIdx.x * 2; word < kPairWords; word += blockDim.x * 2) {
+      const uint2 two = *reinterpret_cast<const uint2*>(words + word);
+      if ((two.x | two.y) == 0) continue;
+      add_four_sums(w.pair_sums + 2 * word, two.x, two.y);
+    }
+    return;
+  }
   for (std::uint32_t word = threadIdx.x; word < kPairWords; word += blockDim.x) {
     const unsigned value = words[word];
     if (value) move(word, value);
   }
+}
+
+// The raw pairs' float sums into their slots, leaving the sums zero: a
+// dependent launch after byte_pairs_kernel (its launch and each block's map
+// tables overlap the counting's end). One float4 a thread: 64 blocks of 256.
+constexpr int kFoldThreads = 256;
+constexpr unsigned kFoldBlocks = 2 * kPairWords / 4 / kFoldThreads;
+template <class T, class Map>
+__global__ void __launch_bounds__(kFoldThreads) fold_pair_sums_kernel(Work w, Map m0, Map m1) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* slot_of_byte = reinterpret_cast<std::uint32_t*>(smem + w.table_offset[2]);
+  byte_slots<T>(w, m0, m1, smem, slot_of_byte);  // from the plan's maps: before the wait
+  wait_for_prior_grid();
+  const unsigned pair = (blockIdx.x * kFoldThreads + threadIdx.x) * 4;
+  float4* at = reinterpret_cast<float4*>(w.pair_sums + pair);
+  const float4 f = __ldcg(at);
+  if (f.x == 0.f && f.y == 0.f && f.z == 0.f && f.w == 0.f) return;
+  *at = make_float4(0.f, 0.f, 0.f, 0.f);
+  const float sums[4] = {f.x, f.y, f.z, f.w};
+#pragma unroll
+  for (unsigned q = 0; q < 4; ++q)
+    if (sums[q] != 0.f)
+      atomicAdd(reinterpret_cast<unsigned long long*>(w.out + slot_of_byte[(pair + q) >> 8] +
+                                                      slot_of_byte[256 + ((pair + q) & 0xFFu)]),
+                static_cast<unsigned long long>(sums[q]));
 }
 
 // One map kind for every axis: the cheapest exact one they all take.
@@ -713,7 +767,13 @@ bool supports(const Problem& p, std::string* why_not) {
   return true;
 }
 
-std::size_t no_workspace(const Problem&) { return 0; }
+// Two 8-bit axes: the float sum of each raw pair (byte_pairs_kernel's end,
+// where its counters are the 16-bit ones), whatever the binning.
+constexpr std::size_t kPairSumBytes = 2 * std::size_t{kPairWords} * sizeof(float);
+std::size_t workspace_bytes(const Problem& p) {
+  const bool bytes = p.type == SampleType::u8 || p.type == SampleType::i8;
+  return p.axis_count == 2 && bytes ? kPairSumBytes : 0;
+}
 
 template <class T, class Map, Counters C>
 void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t budget, std::size_t tables,
@@ -753,6 +813,12 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
 // counters: byte_pairs_kernel (LEVELHIST_JOINT_BYTE_PAIRS=0: joint_kernel, for
 // comparisons).
 bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
+// byte_pairs_kernel's end: float sums in the workspace, folded by a second
+// kernel (LEVELHIST_JOINT_FLOAT_END=0: each block's 64-bit atomics, for comparisons).
+bool float_end_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_FLOAT_END", 1, 0, 1) != 0; }
+// The most blocks whose float sums stay exact: each adds less than kHalfLimit a pair.
+constexpr std::uint64_t kFloatEndMostBlocks = (std::uint64_t{1} << 24) / kHalfLimit;
+static_assert(kFloatEndMostBlocks * (kHalfLimit - 1) < (std::uint64_t{1} << 24));
 
 // byte_pairs_kernel's shared memory: the counters and the drain list, each
 // axis's map table (w.table_offset[0] and [1]), the byte slots ([2]).
@@ -776,8 +842,24 @@ void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes], s
   const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
   const std::uint64_t blocks = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident), 1,
                                                          std::max<std::uint64_t>(w.chunks, 1));
+  const bool float_end = a.workspace != nullptr && a.workspace_bytes >= kPairSumBytes &&
+                         blocks <= kFloatEndMostBlocks && float_end_wanted();
+  w.pair_sums = float_end ? static_cast<float*>(a.workspace) : nullptr;
   kernel<<<static_cast<unsigned>(blocks), 1024, smem, stream_of(a)>>>(w, maps[0], maps[1]);
   LEVELHIST_CUDA_CHECK_LAUNCH();
+  if (!float_end) return;
+  // The fold's shared memory: the maps' tables, then the byte slots.
+  Work fold = w;
+  std::size_t fold_smem = 0;
+  for (unsigned k = 0; k < 2; ++k) {
+    fold.table_offset[k] = static_cast<std::uint32_t>(fold_smem);
+    fold_smem = round_up(fold_smem + maps[k].table_bytes(), 16);
+  }
+  fold.table_offset[2] = static_cast<std::uint32_t>(fold_smem);
+  fold_smem += kPairTableBytes;
+  auto fold_kernel = fold_pair_sums_kernel<T, Map>;
+  allow_large_shared(fold_kernel);
+  launch_kernel<true>(fold_kernel, kFoldBlocks, kFoldThreads, fold_smem, stream_of(a), fold, maps[0], maps[1]);
 }
 
 template <class T, class Map>
@@ -873,7 +955,7 @@ const Strategy gpu_joint{"gpu_joint",
                          "runs of equal slots added once",
                          "levelhist (docs/PERFORMANCE-shapes.md)",
                          cuda_detail::joint::supports,
-                         cuda_detail::joint::no_workspace,
+                         cuda_detail::joint::workspace_bytes,
                          cuda_detail::joint::run,
                          cuda_detail::joint::boundaries,
                          kCapabilityAxes};
