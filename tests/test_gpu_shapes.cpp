@@ -548,6 +548,52 @@ TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
   check_joint<std::uint8_t>({by250, by250}, {ua, ub}, "u8 250 even bins, flows");
 }
 
+// Byte pairs whose 16-byte vectors take at most two values a column are
+// counted by class (four popcounts), summed over the warp where its lanes hold
+// the same four pairs: random 0 / 255 masks (every class passes 2^14 in a
+// block, so drains come from the class adds), masks whose first byte is the
+// high value as often as the low, one column of two values beside one
+// constant or noisy, vectors of {0, 255} beside vectors of {1, 2} (the warp's
+// lanes disagree: each adds its own classes), three values (not two), and
+// signed bytes. Against joint_kernel's path (two values 0) too.
+TEST(GpuShapes, JointTwoValuesAColumn) {
+  LEVELHIST_SKIP_WITHOUT_GPU();
+  const Binning u8 = Binning::per_value(SampleType::u8);
+  const std::size_t n = (std::size_t{16} << 20) + 5, m = (std::size_t{3} << 20) + 7;
+  std::mt19937_64 rng(41);
+  auto pick = [&](std::size_t count, std::initializer_list<std::uint8_t> values) {
+    std::vector<std::uint8_t> v(count);
+    for (auto& x : v) x = values.begin()[rng() % values.size()];
+    return v;
+  };
+  const std::vector<std::uint8_t> ma = pick(n, {0, 255}), mb = pick(n, {0, 255});
+  const std::vector<std::uint8_t> ta = pick(m, {3, 200}), tb = pick(m, {201, 2}), three = pick(m, {0, 1, 2});
+  const std::vector<std::uint8_t> constant(m, 77), noisy = noise<std::uint8_t>(m, 42, 0, 256);
+  std::vector<std::uint8_t> ka(m), kb(m);  // {0, 255} and {1, 2} by 16-byte vector
+  for (std::size_t i = 0; i < m; ++i) {
+    const bool odd = (i / 16) % 2 != 0;
+    ka[i] = odd ? static_cast<std::uint8_t>(1 + rng() % 2) : (rng() % 2 ? 255 : 0);
+    kb[i] = (i / 48) % 2 ? static_cast<std::uint8_t>(1 + rng() % 2) : (rng() % 2 ? 255 : 0);
+  }
+  for (const char* two : {"1", "0"}) {
+    ScopedEnv path("LEVELHIST_JOINT_TWO_VALUES", two);
+    const std::string how = std::string(", two values ") + two;
+    check_joint<std::uint8_t>({u8, u8}, {ma, mb}, "random masks" + how);
+    check_joint<std::uint8_t>({u8, u8}, {ta, tb}, "masks of 3 / 200 and 201 / 2" + how);
+    check_joint<std::uint8_t>({u8, u8}, {ta, constant}, "two values beside a constant" + how);
+    check_joint<std::uint8_t>({u8, u8}, {noisy, ta}, "noise beside two values" + how);
+    check_joint<std::uint8_t>({u8, u8}, {ka, kb}, "lanes of other values" + how);
+    check_joint<std::uint8_t>({u8, u8}, {three, ta}, "three values" + how);
+  }
+  std::vector<std::int8_t> sa(m), sb(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    sa[i] = rng() % 2 ? std::int8_t{-128} : std::int8_t{127};
+    sb[i] = rng() % 2 ? std::int8_t{-1} : std::int8_t{0};
+  }
+  const Binning i8 = Binning::per_value(SampleType::i8);
+  check_joint<std::int8_t>({i8, i8}, {sa, sb}, "signed masks");
+}
+
 // ---- deterministic weights ----------------------------------------------------------------
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {

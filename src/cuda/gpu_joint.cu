@@ -90,6 +90,7 @@ struct Work {
   std::uint32_t drain_capacity; // packed: entries of the drain list
   bool vector;          // separate columns, all 16-byte aligned: 16-byte loads
   bool pairs;           // 2-D points side by side (x0 y0 x1 y1 ..): 16-byte loads of whole points
+  bool two_values;      // byte pairs: vectors of at most two values a column counted by class (below)
   bool aligned;         // every coordinate aligned to its size: plain loads
   std::uint32_t lead;   // pairs: points before the first 16-byte boundary, at columns[0] - lead points
   std::uint32_t table_offset[kMaxAxes];  // where each axis's map keeps its table in shared memory
@@ -505,6 +506,48 @@ __device__ __forceinline__ void add_four_sums(float* sums, unsigned w0, unsigned
 #endif
 }
 
+// A vector of 16 bytes that takes at most two values: `low` and `high` (low
+// <= high; equal for one value) and `at_high`, 0x80 in each byte of a word
+// that holds `high` where high != low. With d = each byte ^ the first byte,
+// the bytes of d are 0 or one value u, u is the OR of d's bytes. (Byte tests
+// by carries within bytes: the SIMD intrinsics __vcmpeq4 and __vcmpne4 are
+// several instructions each on sm_90, and with them this test cost random
+// masks half of what it saved.)
+struct TwoValues {
+  unsigned low, high;
+  uint4 at_high;
+};
+// 0x80 in each byte of d that is not zero.
+__device__ __forceinline__ unsigned nonzero_bytes(unsigned d) {
+  return (((d & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | d) & 0x80808080u;
+}
+__device__ __forceinline__ bool two_values_of(const uint4& v, TwoValues& t) {
+  const unsigned first = v.x & 0xFFu, spread = first * 0x01010101u;
+  const uint4 d = make_uint4(v.x ^ spread, v.y ^ spread, v.z ^ spread, v.w ^ spread);
+  unsigned u = d.x | d.y | d.z | d.w;
+  u |= u >> 16;
+  u = (u | u >> 8) & 0xFFu;
+  const unsigned us = u * 0x01010101u;
+  const uint4 nz = make_uint4(nonzero_bytes(d.x), nonzero_bytes(d.y), nonzero_bytes(d.z), nonzero_bytes(d.w));
+  // Each byte of d is 0 or u: d equals u where it is not zero.
+  auto zero_or_u = [&](unsigned dw, unsigned nzw) { return dw == (((nzw >> 7) * 0xFFu) & us); };
+  if (!(zero_or_u(d.x, nz.x) & zero_or_u(d.y, nz.y) & zero_or_u(d.z, nz.z) & zero_or_u(d.w, nz.w))) return false;
+  // `high` where the byte differs from the first one when that is the low
+  // value, else where it equals it (one value: nowhere, u being 0).
+  const unsigned other = first ^ u;
+  const unsigned flip = first <= other ? 0u : 0x80808080u;
+  t.low = min(first, other);
+  t.high = max(first, other);
+  t.at_high = make_uint4(nz.x ^ flip, nz.y ^ flip, nz.z ^ flip, nz.w ^ flip);
+  return true;
+}
+__device__ __forceinline__ unsigned bytes_marked(const uint4& m) {
+  return __popc(m.x) + __popc(m.y) + __popc(m.z) + __popc(m.w);
+}
+// After a vector that is not of two values a column, a thread skips the test
+// for this many (noise pays the test on one vector in kTwoValuesSkip + 1).
+constexpr unsigned kTwoValuesSkip = 8;
+
 // Each axis's slot times its stride for the 256 byte values, into
 // slot_of_byte[axis * 256 + byte] (shared memory; the maps' tables at
 // w.table_offset[0] and [1]); ends with a barrier.
@@ -563,6 +606,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
   };
   bool loaded = false;
   unsigned run_pair = 0xFFFFFFFFu, run_length = 0;
+  unsigned two_values_skip = 0;
   for (std::uint64_t chunk = blockIdx.x; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     const std::uint64_t vectors = (p1 - p0) / 16;
@@ -589,6 +633,45 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
         }
         run_length += 16;
         continue;
+      }
+      // At most two values a column (binary masks): the 16 pairs fall into at
+      // most four, counted by popcounts; where the warp's lanes hold the same
+      // four, the warp sums each class and one lane adds it (random masks:
+      // every lane's 16 atomics on the same four words took a clock a lane
+      // each: 18% of the read; counted by class, 51%, noise within 0-4 points
+      // of the pair path: docs/PERFORMANCE-shapes.md, N-d change 14).
+      if (w.two_values) {
+        TwoValues ta, tb;
+        if (two_values_skip > 0) {
+          --two_values_skip;
+        } else if (two_values_of(a, ta) && two_values_of(b, tb)) {
+          const unsigned high_a = bytes_marked(ta.at_high), high_b = bytes_marked(tb.at_high);
+          unsigned hh = bytes_marked(make_uint4(ta.at_high.x & tb.at_high.x, ta.at_high.y & tb.at_high.y,
+                                                ta.at_high.z & tb.at_high.z, ta.at_high.w & tb.at_high.w));
+          unsigned lh = high_b - hh, hl = high_a - hh, ll = 16 - high_a - high_b + hh;
+          const unsigned key = ta.low | ta.high << 8 | tb.low << 16 | tb.high << 24;
+          const unsigned active = __activemask();
+          const int leader = __ffs(active) - 1;
+          bool adds = true;
+          if (__all_sync(active, key == __shfl_sync(active, key, leader))) {
+            // At most 32 x 16 = 512 a class: three classes in one word.
+            const unsigned sum = __reduce_add_sync(active, lh | hl << 10 | hh << 20);
+            lh = sum & 0x3FFu;
+            hl = sum >> 10 & 0x3FFu;
+            hh = sum >> 20;
+            ll = 16 * __popc(active) - lh - hl - hh;
+            adds = (threadIdx.x & 31) == static_cast<unsigned>(leader);
+          }
+          if (adds) {
+            if (ll) add(ta.low << 8 | tb.low, ll);
+            if (lh) add(ta.low << 8 | tb.high, lh);
+            if (hl) add(ta.high << 8 | tb.low, hl);
+            if (hh) add(ta.high << 8 | tb.high, hh);
+          }
+          continue;
+        } else {
+          two_values_skip = kTwoValuesSkip;
+        }
       }
       const unsigned wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w};
       unsigned flips = 0;
@@ -815,6 +898,8 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
 bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
 // byte_pairs_kernel's end: float sums in the workspace, folded by a second
 // kernel (LEVELHIST_JOINT_FLOAT_END=0: each block's 64-bit atomics, for comparisons).
+// Vectors of at most two values a column counted by class (LEVELHIST_JOINT_TWO_VALUES=0: by pair, for comparisons).
+bool two_values_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES", 1, 0, 1) != 0; }
 bool float_end_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_FLOAT_END", 1, 0, 1) != 0; }
 // The most blocks whose float sums stay exact: each adds less than kHalfLimit a pair.
 constexpr std::uint64_t kFloatEndMostBlocks = (std::uint64_t{1} << 24) / kHalfLimit;
@@ -837,6 +922,7 @@ template <class T, class Map>
 void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes], std::size_t smem) {
   w.chunk_points = kPackedChunkPoints;
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
+  w.two_values = two_values_wanted();
   auto kernel = byte_pairs_kernel<T, Map>;
   allow_large_shared(kernel);
   const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
