@@ -555,7 +555,7 @@ TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
 // high value as often as the low, one column of two values beside one
 // constant or noisy, vectors of {0, 255} beside vectors of {1, 2} (the warp's
 // lanes disagree: each adds its own classes), three values (not two), and
-// signed bytes. Against joint_kernel's path (two values 0) too.
+// signed bytes; with the path and without it (two values 0: by pair).
 TEST(GpuShapes, JointTwoValuesAColumn) {
   LEVELHIST_SKIP_WITHOUT_GPU();
   const Binning u8 = Binning::per_value(SampleType::u8);
@@ -575,9 +575,13 @@ TEST(GpuShapes, JointTwoValuesAColumn) {
     ka[i] = odd ? static_cast<std::uint8_t>(1 + rng() % 2) : (rng() % 2 ? 255 : 0);
     kb[i] = (i / 48) % 2 ? static_cast<std::uint8_t>(1 + rng() % 2) : (rng() % 2 ? 255 : 0);
   }
-  for (const char* two : {"1", "0"}) {
+  // The path with its skip after a failing vector (the default), with every
+  // vector tested (skip 0), and without the path.
+  const char* const paths[][2] = {{"1", ""}, {"1", "0"}, {"0", ""}};
+  for (const auto& [two, skip] : paths) {
     ScopedEnv path("LEVELHIST_JOINT_TWO_VALUES", two);
-    const std::string how = std::string(", two values ") + two;
+    ScopedEnv skipping("LEVELHIST_JOINT_TWO_VALUES_SKIP", skip);
+    const std::string how = std::string(", two values ") + two + (*skip ? std::string(", skip ") + skip : "");
     check_joint<std::uint8_t>({u8, u8}, {ma, mb}, "random masks" + how);
     check_joint<std::uint8_t>({u8, u8}, {ta, tb}, "masks of 3 / 200 and 201 / 2" + how);
     check_joint<std::uint8_t>({u8, u8}, {ta, constant}, "two values beside a constant" + how);

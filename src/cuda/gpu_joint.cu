@@ -91,6 +91,7 @@ struct Work {
   bool vector;          // separate columns, all 16-byte aligned: 16-byte loads
   bool pairs;           // 2-D points side by side (x0 y0 x1 y1 ..): 16-byte loads of whole points
   bool two_values;      // byte pairs: vectors of at most two values a column counted by class (below)
+  std::uint32_t two_values_skip;  // vectors a thread skips that test for after a vector fails it
   bool aligned;         // every coordinate aligned to its size: plain loads
   std::uint32_t lead;   // pairs: points before the first 16-byte boundary, at columns[0] - lead points
   std::uint32_t table_offset[kMaxAxes];  // where each axis's map keeps its table in shared memory
@@ -545,7 +546,8 @@ __device__ __forceinline__ unsigned bytes_marked(const uint4& m) {
   return __popc(m.x) + __popc(m.y) + __popc(m.z) + __popc(m.w);
 }
 // After a vector that is not of two values a column, a thread skips the test
-// for this many (noise pays the test on one vector in kTwoValuesSkip + 1).
+// for this many (noise pays the test on one vector in kTwoValuesSkip + 1;
+// LEVELHIST_JOINT_TWO_VALUES_SKIP sets it for studies).
 constexpr unsigned kTwoValuesSkip = 8;
 
 // Each axis's slot times its stride for the 256 byte values, into
@@ -670,7 +672,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
           }
           continue;
         } else {
-          two_values_skip = kTwoValuesSkip;
+          two_values_skip = w.two_values_skip;
         }
       }
       const unsigned wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w};
@@ -896,10 +898,11 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
 // counters: byte_pairs_kernel (LEVELHIST_JOINT_BYTE_PAIRS=0: joint_kernel, for
 // comparisons).
 bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
+// byte_pairs_kernel's vectors of at most two values a column counted by class
+// (LEVELHIST_JOINT_TWO_VALUES=0: by pair, for comparisons).
+bool two_values_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES", 1, 0, 1) != 0; }
 // byte_pairs_kernel's end: float sums in the workspace, folded by a second
 // kernel (LEVELHIST_JOINT_FLOAT_END=0: each block's 64-bit atomics, for comparisons).
-// Vectors of at most two values a column counted by class (LEVELHIST_JOINT_TWO_VALUES=0: by pair, for comparisons).
-bool two_values_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES", 1, 0, 1) != 0; }
 bool float_end_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_FLOAT_END", 1, 0, 1) != 0; }
 // The most blocks whose float sums stay exact: each adds less than kHalfLimit a pair.
 constexpr std::uint64_t kFloatEndMostBlocks = (std::uint64_t{1} << 24) / kHalfLimit;
@@ -923,6 +926,8 @@ void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes], s
   w.chunk_points = kPackedChunkPoints;
   w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
   w.two_values = two_values_wanted();
+  w.two_values_skip = static_cast<std::uint32_t>(
+      ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES_SKIP", kTwoValuesSkip, 0, 1u << 20));
   auto kernel = byte_pairs_kernel<T, Map>;
   allow_large_shared(kernel);
   const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
