@@ -549,8 +549,9 @@ TEST(GpuShapes, JointSixteenBitCountersDrainExactly) {
 }
 
 // Byte pairs whose 16-byte vectors take at most two values a column are
-// counted by class (four popcounts), summed over the warp where its lanes hold
-// the same four pairs: random 0 / 255 masks (every class passes 2^14 in a
+// counted by class (four popcounts), carried by each thread while its vectors
+// hold the same four pairs and summed over the warp at the chunk's end where
+// its lanes agree: random 0 / 255 masks (every class passes 2^14 in a
 // block, so drains come from the class adds), masks whose first byte is the
 // high value as often as the low, one column of two values beside one
 // constant or noisy, vectors of {0, 255} beside vectors of {1, 2} (the warp's

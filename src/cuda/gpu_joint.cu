@@ -609,6 +609,24 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
   bool loaded = false;
   unsigned run_pair = 0xFFFFFFFFu, run_length = 0;
   unsigned two_values_skip = 0;
+  // Carried classes: the key (two values of a, two of b) and the four counts a
+  // byte each (at most 16 a vector, 3 vectors a thread a chunk).
+  static_assert(kPackedChunkPoints / 16 / 1024 * 16 < 256);
+  constexpr unsigned kNoClasses = 0xFFFFFFFFu;  // a key only a constant vector of (255, 255) has: never carried
+  unsigned class_key = kNoClasses, class_counts = 0;
+  // The four pairs of `key` (a low or high, b low or high) get their counts.
+  auto add_classes = [&](unsigned key, unsigned ll, unsigned lh, unsigned hl, unsigned hh) {
+    const unsigned a_low = key & 0xFFu, a_high = key >> 8 & 0xFFu, b_low = key >> 16 & 0xFFu, b_high = key >> 24;
+    if (ll) add(a_low << 8 | b_low, ll);
+    if (lh) add(a_low << 8 | b_high, lh);
+    if (hl) add(a_high << 8 | b_low, hl);
+    if (hh) add(a_high << 8 | b_high, hh);
+  };
+  auto add_carried = [&] {
+    if (class_key != kNoClasses)
+      add_classes(class_key, class_counts & 0xFFu, class_counts >> 8 & 0xFFu, class_counts >> 16 & 0xFFu,
+                  class_counts >> 24);
+  };
   for (std::uint64_t chunk = blockIdx.x; chunk < w.chunks; chunk += groups) {
     const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
     const std::uint64_t vectors = (p1 - p0) / 16;
@@ -637,39 +655,29 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
         continue;
       }
       // At most two values a column (binary masks): the 16 pairs fall into at
-      // most four, counted by popcounts; where the warp's lanes hold the same
-      // four, the warp sums each class and one lane adds it (random masks:
-      // every lane's 16 atomics on the same four words took a clock a lane
-      // each: 18% of the read; counted by class, 51%, noise within 0-4 points
-      // of the pair path: docs/PERFORMANCE-shapes.md, N-d change 14).
+      // most four, counted by popcounts; a thread carries its four counts
+      // while its next vectors hold the same four pairs, and at the chunk's
+      // end the warp sums them where its lanes agree and one lane adds them
+      // (random masks: every lane's 16 atomics on the same four words took a
+      // clock a lane each, 18% of the read; counted by class, 53-54%, noise
+      // within 0-4 points of the pair path: docs/PERFORMANCE-shapes.md, N-d
+      // change 14).
       if (w.two_values) {
         TwoValues ta, tb;
         if (two_values_skip > 0) {
           --two_values_skip;
         } else if (two_values_of(a, ta) && two_values_of(b, tb)) {
           const unsigned high_a = bytes_marked(ta.at_high), high_b = bytes_marked(tb.at_high);
-          unsigned hh = bytes_marked(make_uint4(ta.at_high.x & tb.at_high.x, ta.at_high.y & tb.at_high.y,
+          const unsigned hh = bytes_marked(make_uint4(ta.at_high.x & tb.at_high.x, ta.at_high.y & tb.at_high.y,
                                                 ta.at_high.z & tb.at_high.z, ta.at_high.w & tb.at_high.w));
-          unsigned lh = high_b - hh, hl = high_a - hh, ll = 16 - high_a - high_b + hh;
+          const unsigned lh = high_b - hh, hl = high_a - hh, ll = 16 - high_a - high_b + hh;
           const unsigned key = ta.low | ta.high << 8 | tb.low << 16 | tb.high << 24;
-          const unsigned active = __activemask();
-          const int leader = __ffs(active) - 1;
-          bool adds = true;
-          if (__all_sync(active, key == __shfl_sync(active, key, leader))) {
-            // At most 32 x 16 = 512 a class: three classes in one word.
-            const unsigned sum = __reduce_add_sync(active, lh | hl << 10 | hh << 20);
-            lh = sum & 0x3FFu;
-            hl = sum >> 10 & 0x3FFu;
-            hh = sum >> 20;
-            ll = 16 * __popc(active) - lh - hl - hh;
-            adds = (threadIdx.x & 31) == static_cast<unsigned>(leader);
+          if (key != class_key) {
+            add_carried();
+            class_key = key;
+            class_counts = 0;
           }
-          if (adds) {
-            if (ll) add(ta.low << 8 | tb.low, ll);
-            if (lh) add(ta.low << 8 | tb.high, lh);
-            if (hl) add(ta.high << 8 | tb.low, hl);
-            if (hh) add(ta.high << 8 | tb.high, hh);
-          }
+          class_counts += ll | lh << 8 | hl << 16 | hh << 24;
           continue;
         } else {
           two_values_skip = w.two_values_skip;
@@ -698,6 +706,28 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
     for (std::uint64_t i = p0 + vectors * 16 + threadIdx.x; i < p1; i += blockDim.x)
       add(static_cast<unsigned>(w.columns[0][i]) << 8 | w.columns[1][i], 1u);
     if (run_length) add(run_pair, run_length);  // a chunk's additions end with it (the bound counts chunks)
+    if (w.two_values) {
+      // The classes carried: summed over the warp where its holders agree.
+      __syncwarp();
+      const bool holds = class_key != kNoClasses;
+      const unsigned holders = __ballot_sync(0xFFFFFFFFu, holds);
+      if (holders) {
+        const int leader = __ffs(holders) - 1;
+        const unsigned lead_key = __shfl_sync(0xFFFFFFFFu, class_key, leader);
+        if (__all_sync(0xFFFFFFFFu, !holds || class_key == lead_key)) {
+          // Each class at most 32 x 48 a warp: two classes a word.
+          const unsigned c = holds ? class_counts : 0u;
+          const unsigned s0 = __reduce_add_sync(0xFFFFFFFFu, (c & 0xFFu) | (c >> 8 & 0xFFu) << 16);
+          const unsigned s1 = __reduce_add_sync(0xFFFFFFFFu, (c >> 16 & 0xFFu) | (c >> 24) << 16);
+          if ((threadIdx.x & 31) == static_cast<unsigned>(leader))
+            add_classes(lead_key, s0 & 0xFFFFu, s0 >> 16, s1 & 0xFFFFu, s1 >> 16);
+        } else {
+          add_carried();
+        }
+      }
+      class_key = kNoClasses;
+      class_counts = 0;
+    }
     run_pair = 0xFFFFFFFFu;
     run_length = 0;
     __syncthreads();
