@@ -669,7 +669,7 @@ __global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map
         } else if (two_values_of(a, ta) && two_values_of(b, tb)) {
           const unsigned high_a = bytes_marked(ta.at_high), high_b = bytes_marked(tb.at_high);
           const unsigned hh = bytes_marked(make_uint4(ta.at_high.x & tb.at_high.x, ta.at_high.y & tb.at_high.y,
-                                                ta.at_high.z & tb.at_high.z, ta.at_high.w & tb.at_high.w));
+                                                      ta.at_high.z & tb.at_high.z, ta.at_high.w & tb.at_high.w));
           const unsigned lh = high_b - hh, hl = high_a - hh, ll = 16 - high_a - high_b + hh;
           const unsigned key = ta.low | ta.high << 8 | tb.low << 16 | tb.high << 24;
           if (key != class_key) {
