@@ -280,6 +280,11 @@ TEST(Axes, RandomPointsOn2To4AxesMatchTheirCombinedSlots) {
   check_axes<float>({Binning::even(100, 0.0, 1.0), Binning::even(100, 0.0, 1.0)}, 300000, 1, -0.1, 1.1);
   check_axes<float>({Binning::even(7, -1.0, 1.0), Binning::explicit_edges({-1, -0.5, 0, 0.1, 0.2, 2})}, 50000, 2, -2, 2);
   check_axes<std::uint8_t>({Binning::per_value(SampleType::u8), Binning::per_value(SampleType::u8)}, 200000, 3, 0, 255);
+  // Two 8-bit axes are counted by raw pair, each pair mapped at the flush:
+  // pairs that share a slot, flows on both sides, signed bytes, and enough
+  // points for several workers' tables.
+  check_axes<std::uint8_t>({Binning::even(10, 5, 250), Binning::explicit_edges({0, 3, 100, 200})}, 3000000, 7, 0, 255);
+  check_axes<std::int8_t>({Binning::per_value(SampleType::i8), Binning::even(4, -100, 100)}, 600000, 8, -128, 127);
   check_axes<std::int16_t>({Binning::even(8, -100, 100), Binning::even(3, 0, 30), Binning::even(5, -5, 5)}, 70000, 4,
                            -120, 120);
   check_axes<double>({Binning::even(3, 0, 1), Binning::even(4, 0, 1), Binning::even(2, 0, 1), Binning::even(5, 0, 1)},
