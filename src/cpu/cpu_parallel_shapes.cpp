@@ -187,9 +187,10 @@ struct AxisMap {
   }
 };
 
-// Two 8-bit axes by raw pair: pair (x, y) is counter x << 8 | y. The per-point
-// path above costs a slot's arithmetic a point, and its table writes may alias
-// the maps' tables (both 32-bit), so the compiler reloads them every point.
+// Two 8-bit axes by raw pair: pair (x, y) is counter x << 8 | y, mapped to its
+// slot when the counters are merged. The per-point path (run_axes) takes each
+// point through the vector of axis maps, 4.4-5.8x slower on two images
+// (docs/PERFORMANCE-shapes.md, "CPU (measured here)").
 template <class T>
 void run_byte_pairs(const RunArgs& a, const AxisMap<T>& map0, const AxisMap<T>& map1, std::uint64_t total) {
   static_assert(sizeof(T) == 1);
