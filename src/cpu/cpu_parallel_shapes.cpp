@@ -189,7 +189,7 @@ struct AxisMap {
 
 // Two 8-bit axes by raw pair: pair (x, y) is counter x << 8 | y, mapped to its
 // slot when the counters are merged. The per-point path (run_axes) takes each
-// point through the vector of axis maps, 4.4-5.8x slower on two images
+// point through the vector of axis maps, 4.1-5.9x slower on two images
 // (docs/PERFORMANCE-shapes.md, "CPU (measured here)").
 template <class T>
 void run_byte_pairs(const RunArgs& a, const AxisMap<T>& map0, const AxisMap<T>& map1, std::uint64_t total) {
