@@ -13,8 +13,8 @@
 // output under a lock before a counter could overflow. 8- and 16-bit
 // coordinates find their axis slot in a table of every raw value. Two 8-bit
 // axes (the joint histogram of two images) are counted by raw pair instead,
-// 65536 counters a worker (256 KiB, an L2's share), each pair mapped to its
-// slot once, at the flush: the GPU's byte-pairs layout.
+// 65536 counters a worker (256 KiB), each pair mapped to its slot once, at the
+// flush: the GPU's byte-pairs layout.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -238,8 +238,9 @@ void run_axes(const RunArgs& a) {
     stride /= ax.binnings[k]->slots();
     maps.emplace_back(ax.indexers[k], stride, total);
   }
+  // (Fewer points than raw pairs: the pairs' merge would cost more than the points.)
   if constexpr (sizeof(T) == 1)
-    if (ax.count == 2 && !maps[0].table.empty() && !maps[1].table.empty())
+    if (ax.count == 2 && a.n >= 65536 && !maps[0].table.empty() && !maps[1].table.empty())
       return run_byte_pairs<T>(a, maps[0], maps[1], total);
   const std::uint64_t n = a.n;
   auto slot_of = [&](std::uint64_t i) {
