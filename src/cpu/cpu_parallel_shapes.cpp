@@ -216,7 +216,7 @@ void count_in_private_tables(unsigned workers, std::uint64_t n, std::uint64_t en
 
 // Two 8-bit axes by raw pair: pair (x, y) is counter x << 8 | y, mapped to its
 // slot when the counters are merged. The per-point path (run_axes) takes each
-// point through the vector of axis maps, 4.1-5.9x slower on two images
+// point through the vector of axis maps, 4-7x slower on two images
 // (docs/PERFORMANCE-shapes.md, "CPU (measured here)").
 template <class T>
 void run_byte_pairs(const RunArgs& a, const AxisMap<T>& map0, const AxisMap<T>& map1, std::uint64_t total) {
