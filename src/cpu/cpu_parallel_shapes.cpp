@@ -226,8 +226,8 @@ void run_byte_pairs(const RunArgs& a, const AxisMap<T>& map0, const AxisMap<T>& 
   const auto* c0 = static_cast<const unsigned char*>(ax.columns[0]);
   const auto* c1 = static_cast<const unsigned char*>(ax.columns[1]);
   const std::uint64_t n = a.n, stride = ax.stride;
-  std::vector<std::uint32_t> slot_a(256), slot_b(256);
-  for (unsigned v = 0; v < 256; ++v) slot_a[v] = map0.table[v], slot_b[v] = map1.table[v];
+  const std::uint32_t* slot_a = map0.table.data();  // raw value -> slot * stride
+  const std::uint32_t* slot_b = map1.table.data();
   unsigned workers = workers_for(a.threads, n * 2, (n + kAxesChunkPoints - 1) / kAxesChunkPoints);
   while (workers > 1 && std::max(total, kPairs) > n / workers) --workers;
   count_in_private_tables(
