@@ -21,10 +21,10 @@
 //   exact on any data; a list that fills makes that barrier scan every half.
 //   (Sweeping every half instead, without reading the atomics' old values,
 //   measured 25-30% slower: docs/PERFORMANCE-shapes.md, N-d change 7.)
-//   Two byte columns at 16-byte boundaries take byte_pairs_kernel instead: the
-//   same bound and drains, counted by raw byte pair, its blocks' counts summed
-//   as floats in the workspace (256 KiB) and folded into the slots by a second
-//   kernel (below).
+//   Two byte columns at 16-byte boundaries take raw_pairs.cuh's kernel
+//   instead: the same bound and drains, counted by raw byte pair, its blocks'
+//   counts summed as floats in the workspace (256 KiB) and folded into the
+//   slots by a second kernel (below).
 // - 32 bits in parts when neither fits: each chunk is counted by one block per
 //   part, the blocks of one chunk next to each other (the second reads it from
 //   L2), each block keeping its one part.
@@ -46,6 +46,7 @@
 #include "core/env_knob.hpp"
 #include "core/strategies.hpp"
 #include "cuda/general_common.cuh"
+#include "cuda/raw_pairs.cuh"
 
 namespace levelhist::cuda_detail::joint {
 namespace {
@@ -57,19 +58,14 @@ using namespace general;
 // warps to hide its loads), 512 for 3 and 4 axes (more registers).
 constexpr int threads_for(unsigned axes) { return axes == 2 ? 1024 : 512; }
 constexpr std::uint64_t kChunkPoints = 64 * 1024;        // points per chunk (32-bit counters)
-// 16-bit counters: at most 3 x 2^14 points between barriers, and a half that
-// reaches 2^14 drained at the next one (below it, a chunk cannot take a half
-// past 2^16 - 1): three 16-byte loads of u8 a thread between barriers. With
-// 2^15 points (two loads) and 2^15 the limit, two u8 images measured 32% /
-// 48% of the read limit (noise / constant), 33% / 55% this way (H200;
-// docs/PERFORMANCE-shapes.md).
-constexpr std::uint64_t kPackedChunkPoints = 48 * 1024;
+// 16-bit counters: raw_pairs.cuh's chunks, limit and drain list (kPackedChunkPoints,
+// kHalfLimit, drain_bytes).
+using raw_pairs::drain_bytes;
+using raw_pairs::kDrainListDefault;
+using raw_pairs::kHalfLimit;
+using raw_pairs::kPackedChunkPoints;
+using raw_pairs::umin;
 constexpr std::uint32_t kMaxCopies = 8;
-constexpr std::uint32_t kHalfLimit = 0x10000 - kPackedChunkPoints;  // a 16-bit half at or above this is drained
-static_assert(kPackedChunkPoints < 0x10000 && kPackedChunkPoints % 16 == 0);
-constexpr std::uint32_t kDrainListDefault = 1024;    // halves listed per chunk before a full scan
-
-__device__ __forceinline__ std::uint64_t umin(std::uint64_t a, std::uint64_t b) { return a < b ? a : b; }
 
 // wide: 32-bit; packed: 16-bit with the drain list.
 enum class Counters { wide, packed };
@@ -90,13 +86,10 @@ struct Work {
   std::uint32_t drain_capacity; // packed: entries of the drain list
   bool vector;          // separate columns, all 16-byte aligned: 16-byte loads
   bool pairs;           // 2-D points side by side (x0 y0 x1 y1 ..): 16-byte loads of whole points
-  bool two_values;      // byte pairs: vectors of at most two values a column counted by class (below)
-  std::uint32_t two_values_skip;  // vectors a thread skips that test for after a vector fails it
   bool aligned;         // every coordinate aligned to its size: plain loads
   std::uint32_t lead;   // pairs: points before the first 16-byte boundary, at columns[0] - lead points
   std::uint32_t table_offset[kMaxAxes];  // where each axis's map keeps its table in shared memory
   std::uint64_t* out;
-  float* pair_sums;     // byte pairs: the workspace's float sum per raw pair (nullptr: the 64-bit end)
 };
 
 // This block's counters: the slots [lo, lo + count) of the histogram, in one
@@ -462,348 +455,49 @@ __global__ void __launch_bounds__(threads_for(kAxes)) joint_kernel(Work w, Map m
 // ---- two columns of bytes: the raw pairs ---------------------------------------------
 // Two 8-bit columns whose histogram needs the 16-bit counters (256 x 256 bins
 // of one value each, the joint histogram of two images) are counted by raw
-// pair: pair (a, b) is half b & 1 of word (a << 7) | (b >> 1), 65536 halves in
-// 128 KiB, and each axis's map is applied to the 256 byte values once a
-// block, into a table read when a half moves to the output. In joint_kernel
-// each point took its slot's map-and-stride arithmetic, the run's
-// bookkeeping, the part test and an atomic whose old value a branch tested
-// before the next point's atomic could go out. Here a vector of 16 pairs is
-// one byte permutation a pair (the
-// pair's 16 bits from the two columns' words), an address, an increment (1 or
-// 1 << 16) and the atomic, and the old values are tested together, after the
-// vector's 16 atomics: a half crossing a multiple of 2^14 flips its bit 14,
-// so the OR of old ^ new over the vector, tested at bits 14 and 30, says
-// whether one of the 16 words must be listed (all 16 are then; the drain
-// moves a listed word's halves, whatever they hold). A vector whose 16 pairs
-// are one pair extends the thread's run instead (a constant image costs one
-// exact addition a run), and the block's chunks, barriers and drains are
-// joint_kernel's: a chunk adds at most 3 x 2^14 pairs, so a half below 2^14
-// at its start cannot pass 2^16 - 1 before the drain.
-constexpr std::uint32_t kPairWords = 32768;              // 65536 16-bit halves
-constexpr std::size_t kPairTableBytes = 2 * 256 * 4;     // each axis's slot (times its stride) per byte value
+// pair (raw_pairs.cuh: pair (a, b) is value a << 8 | b), and each axis's map
+// is applied to the 256 byte values once a block, into a table read when a
+// half moves to the output. In joint_kernel each point took its slot's
+// map-and-stride arithmetic, the run's bookkeeping, the part test and an
+// atomic whose old value a branch tested before the next point's atomic could
+// go out; there a step of 16 pairs is one byte permutation a pair, an address,
+// an increment and the atomic, the old values tested together.
+constexpr std::size_t kPairTableBytes = 2 * 256 * 4;  // each axis's slot (times its stride) per byte value
 
-// Pair k of two columns' words: byte k of b's word in bits 0-7, byte k of
-// a's in bits 8-15 (bits 16-31: don't care).
-__device__ __forceinline__ unsigned pair_bits(unsigned a_word, unsigned b_word, int k) {
-  return __byte_perm(b_word, a_word, k | (4 + k) << 4);
-}
-
-__device__ __forceinline__ bool all_bytes_equal(const uint4& v) {
-  const unsigned m = (v.x & 0xFFu) * 0x01010101u;
-  return ((v.x ^ m) | (v.y ^ m) | (v.z ^ m) | (v.w ^ m)) == 0;
-}
-
-// Adds the two words' four halves (pairs 2k .. 2k + 3 of word k and k + 1)
-// to their float sums: one 16-byte reduction on sm_90 (PTX red.global.add.v4.f32).
-__device__ __forceinline__ void add_four_sums(float* sums, unsigned w0, unsigned w1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(sums), "f"(float(w0 & 0xFFFFu)),
-               "f"(float(w0 >> 16)), "f"(float(w1 & 0xFFFFu)), "f"(float(w1 >> 16))
-               : "memory");
-#else
-  const float v[4] = {float(w0 & 0xFFFFu), float(w0 >> 16), float(w1 & 0xFFFFu), float(w1 >> 16)};
-  for (int q = 0; q < 4; ++q)
-    if (v[q] != 0.f) atomicAdd(sums + q, v[q]);
-#endif
-}
-
-// A vector of 16 bytes that takes at most two values: `low` and `high` (low
-// <= high; equal for one value) and `at_high`, 0x80 in each byte of a word
-// that holds `high` where high != low. With d = each byte ^ the first byte,
-// the bytes of d are 0 or one value u, u is the OR of d's bytes. (Byte tests
-// by carries within bytes: the SIMD intrinsics __vcmpeq4 and __vcmpne4 are
-// several instructions each on sm_90, and with them this test cost random
-// masks half of what it saved.)
-struct TwoValues {
-  unsigned low, high;
-  uint4 at_high;
+// A raw pair's slot: axis 0's slot of its high byte plus axis 1's of its low
+// byte, each times its stride, from a table of the 256 byte values per axis
+// that setup fills in shared memory (the maps' own tables first).
+template <class T, class Map>
+struct BytePairSlots {
+  Map m0, m1;
+  std::uint32_t stride0, stride1;
+  std::uint32_t map_table[2], byte_table;  // byte offsets in shared memory
+  const std::uint32_t* slot_of_byte;       // [axis * 256 + byte], set by setup
+  // Lays the tables out from byte `at` on; returns their end.
+  std::size_t place(std::size_t at) {
+    map_table[0] = static_cast<std::uint32_t>(at);
+    at = round_up(at + m0.table_bytes(), 16);
+    map_table[1] = static_cast<std::uint32_t>(at);
+    at = round_up(at + m1.table_bytes(), 16);
+    byte_table = static_cast<std::uint32_t>(at);
+    return at + kPairTableBytes;
+  }
+  __device__ void setup(unsigned char* smem) {
+    m0.setup(smem + map_table[0]);
+    m1.setup(smem + map_table[1]);
+    __syncthreads();
+    auto* table = reinterpret_cast<std::uint32_t*>(smem + byte_table);
+    for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) {
+      const unsigned axis = i / 256;
+      const T x = static_cast<T>(static_cast<unsigned char>(i % 256));
+      table[i] = axis == 0 ? m0(x) * stride0 : m1(x) * stride1;
+    }
+    slot_of_byte = table;  // read after the barrier that follows setup
+  }
+  __device__ __forceinline__ std::uint32_t operator()(unsigned pair) const {
+    return slot_of_byte[pair >> 8] + slot_of_byte[256 + (pair & 0xFFu)];
+  }
 };
-// 0x80 in each byte of d that is not zero.
-__device__ __forceinline__ unsigned nonzero_bytes(unsigned d) {
-  return (((d & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | d) & 0x80808080u;
-}
-__device__ __forceinline__ bool two_values_of(const uint4& v, TwoValues& t) {
-  const unsigned first = v.x & 0xFFu, spread = first * 0x01010101u;
-  const uint4 d = make_uint4(v.x ^ spread, v.y ^ spread, v.z ^ spread, v.w ^ spread);
-  unsigned u = d.x | d.y | d.z | d.w;
-  u |= u >> 16;
-  u = (u | u >> 8) & 0xFFu;
-  const unsigned us = u * 0x01010101u;
-  const uint4 nz = make_uint4(nonzero_bytes(d.x), nonzero_bytes(d.y), nonzero_bytes(d.z), nonzero_bytes(d.w));
-  // Each byte of d is 0 or u: d equals u where it is not zero.
-  auto zero_or_u = [&](unsigned dw, unsigned nzw) { return dw == (((nzw >> 7) * 0xFFu) & us); };
-  if (!(zero_or_u(d.x, nz.x) & zero_or_u(d.y, nz.y) & zero_or_u(d.z, nz.z) & zero_or_u(d.w, nz.w))) return false;
-  // `high` where the byte differs from the first one when that is the low
-  // value, else where it equals it (one value: nowhere, u being 0).
-  const unsigned other = first ^ u;
-  const unsigned flip = first <= other ? 0u : 0x80808080u;
-  t.low = min(first, other);
-  t.high = max(first, other);
-  t.at_high = make_uint4(nz.x ^ flip, nz.y ^ flip, nz.z ^ flip, nz.w ^ flip);
-  return true;
-}
-__device__ __forceinline__ unsigned bytes_marked(const uint4& m) {
-  return __popc(m.x) + __popc(m.y) + __popc(m.z) + __popc(m.w);
-}
-// After a vector that is not of two values a column, a thread skips the test
-// for this many (noise pays the test on one vector in kTwoValuesSkip + 1;
-// LEVELHIST_JOINT_TWO_VALUES_SKIP sets it for studies).
-constexpr unsigned kTwoValuesSkip = 8;
-
-// Each axis's slot times its stride for the 256 byte values, into
-// slot_of_byte[axis * 256 + byte] (shared memory; the maps' tables at
-// w.table_offset[0] and [1]); ends with a barrier.
-template <class T, class Map>
-__device__ void byte_slots(const Work& w, Map& m0, Map& m1, unsigned char* smem, std::uint32_t* slot_of_byte) {
-  m0.setup(smem + w.table_offset[0]);
-  m1.setup(smem + w.table_offset[1]);
-  __syncthreads();
-  for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) {
-    const unsigned axis = i / 256;
-    const T x = static_cast<T>(static_cast<unsigned char>(i % 256));
-    slot_of_byte[i] = (axis == 0 ? m0(x) : m1(x)) * w.axis_stride[axis];
-  }
-  __syncthreads();
-}
-
-template <class T, class Map>
-__global__ void __launch_bounds__(1024, 1) byte_pairs_kernel(Work w, Map m0, Map m1) {
-  static_assert(sizeof(T) == 1);
-  extern __shared__ __align__(16) unsigned char smem[];
-  unsigned* words = reinterpret_cast<unsigned*>(smem);
-  unsigned* list = words + kPairWords;
-  unsigned* listed = list + w.drain_capacity;
-  auto* slot_of_byte = reinterpret_cast<std::uint32_t*>(smem + w.table_offset[2]);  // [axis * 256 + byte]
-  for (std::uint32_t i = threadIdx.x; i < kPairWords; i += blockDim.x) words[i] = 0;
-  if (threadIdx.x < 2) listed[threadIdx.x] = 0;
-  byte_slots<T>(w, m0, m1, smem, slot_of_byte);
-  allow_dependent_launch();  // fold_pair_sums_kernel may launch (it waits for this grid's end)
-  const std::uint32_t* slot_of_a = slot_of_byte;
-  const std::uint32_t* slot_of_b = slot_of_byte + 256;
-  unsigned parity = 0;
-  auto list_word = [&](unsigned word) {
-    const unsigned i = atomicAdd(listed + parity, 1u);
-    if (i < w.drain_capacity) list[i] = word;
-  };
-  // An exact addition of `length` (at most a chunk's pairs) to pair v, listed
-  // when it takes the half to kHalfLimit.
-  auto add = [&](unsigned v, unsigned length) {
-    const unsigned shift = (v & 1u) * 16;
-    const unsigned old = atomicAdd(words + (v >> 1), length << shift);
-    const unsigned half = (old >> shift) & 0xFFFFu;
-    if (half < kHalfLimit && half + length >= kHalfLimit) list_word(v >> 1);
-  };
-  // Adds a word's two halves, `value`, to their slots (the caller clears the word).
-  auto move = [&](unsigned word, unsigned value) {
-    const unsigned v = word * 2;
-    add_to_slot(w.out + slot_of_a[v >> 8] + slot_of_b[v & 0xFFu], value & 0xFFFFu);
-    add_to_slot(w.out + slot_of_a[v >> 8] + slot_of_b[(v + 1) & 0xFFu], value >> 16);
-  };
-
-  const std::uint64_t groups = gridDim.x;
-  uint4 next[2] = {};
-  auto load = [&](std::uint64_t p0, std::uint64_t v) {
-    next[0] = __ldcs(reinterpret_cast<const uint4*>(w.columns[0]) + (p0 / 16 + v));
-    next[1] = __ldcs(reinterpret_cast<const uint4*>(w.columns[1]) + (p0 / 16 + v));
-  };
-  bool loaded = false;
-  unsigned run_pair = 0xFFFFFFFFu, run_length = 0;
-  unsigned two_values_skip = 0;
-  // Carried classes: the key (two values of a, two of b) and the four counts a
-  // byte each (at most 16 a vector, 3 vectors a thread a chunk).
-  static_assert(kPackedChunkPoints / 16 / 1024 * 16 < 256);
-  constexpr unsigned kNoClasses = 0xFFFFFFFFu;  // a key only a constant vector of (255, 255) has: never carried
-  unsigned class_key = kNoClasses, class_counts = 0;
-  // The four pairs of `key` (a low or high, b low or high) get their counts.
-  auto add_classes = [&](unsigned key, unsigned ll, unsigned lh, unsigned hl, unsigned hh) {
-    const unsigned a_low = key & 0xFFu, a_high = key >> 8 & 0xFFu, b_low = key >> 16 & 0xFFu, b_high = key >> 24;
-    if (ll) add(a_low << 8 | b_low, ll);
-    if (lh) add(a_low << 8 | b_high, lh);
-    if (hl) add(a_high << 8 | b_low, hl);
-    if (hh) add(a_high << 8 | b_high, hh);
-  };
-  auto add_carried = [&] {
-    if (class_key != kNoClasses)
-      add_classes(class_key, class_counts & 0xFFu, class_counts >> 8 & 0xFFu, class_counts >> 16 & 0xFFu,
-                  class_counts >> 24);
-  };
-  for (std::uint64_t chunk = blockIdx.x; chunk < w.chunks; chunk += groups) {
-    const std::uint64_t p0 = chunk * w.chunk_points, p1 = umin(w.n, p0 + w.chunk_points);
-    const std::uint64_t vectors = (p1 - p0) / 16;
-    std::uint64_t v = threadIdx.x;
-    if (!loaded && v < vectors) load(p0, v);
-    loaded = false;
-    for (; v < vectors; v += blockDim.x) {
-      const uint4 a = next[0], b = next[1];
-      if (v + blockDim.x < vectors) {
-        load(p0, v + blockDim.x);
-      } else if (chunk + groups < w.chunks) {
-        const std::uint64_t q0 = (chunk + groups) * w.chunk_points;
-        if (threadIdx.x < (umin(w.n, q0 + w.chunk_points) - q0) / 16) {
-          load(q0, threadIdx.x);
-          loaded = true;
-        }
-      }
-      if (all_bytes_equal(a) && all_bytes_equal(b)) {
-        const unsigned pair = pair_bits(a.x, b.x, 0) & 0xFFFFu;
-        if (pair != run_pair) {
-          if (run_length) add(run_pair, run_length);
-          run_pair = pair;
-          run_length = 0;
-        }
-        run_length += 16;
-        continue;
-      }
-      // At most two values a column (binary masks): the 16 pairs fall into at
-      // most four, counted by popcounts; a thread carries its four counts
-      // while its next vectors hold the same four pairs, and at the chunk's
-      // end the warp sums them where its lanes agree and one lane adds them
-      // (random masks: every lane's 16 atomics on the same four words took a
-      // clock a lane each, 18% of the read; counted by class, 53-54%, noise
-      // within 0-4 points of the pair path: docs/PERFORMANCE-shapes.md, N-d
-      // change 14).
-      if (w.two_values) {
-        TwoValues ta, tb;
-        if (two_values_skip > 0) {
-          --two_values_skip;
-        } else if (two_values_of(a, ta) && two_values_of(b, tb)) {
-          const unsigned high_a = bytes_marked(ta.at_high), high_b = bytes_marked(tb.at_high);
-          const unsigned hh = bytes_marked(make_uint4(ta.at_high.x & tb.at_high.x, ta.at_high.y & tb.at_high.y,
-                                                      ta.at_high.z & tb.at_high.z, ta.at_high.w & tb.at_high.w));
-          const unsigned lh = high_b - hh, hl = high_a - hh, ll = 16 - high_a - high_b + hh;
-          const unsigned key = ta.low | ta.high << 8 | tb.low << 16 | tb.high << 24;
-          if (key != class_key) {
-            add_carried();
-            class_key = key;
-            class_counts = 0;
-          }
-          class_counts += ll | lh << 8 | hl << 16 | hh << 24;
-          continue;
-        } else {
-          two_values_skip = w.two_values_skip;
-        }
-      }
-      const unsigned wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w};
-      unsigned flips = 0;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const unsigned pair = pair_bits(wa[q], wb[q], k);
-          const unsigned increment = 1u + (pair & 1u) * 0xFFFFu;
-          unsigned* at = reinterpret_cast<unsigned*>(smem + ((pair & 0xFFFEu) << 1));
-          const unsigned old = atomicAdd(at, increment);
-          flips |= old ^ (old + increment);
-        }
-      }
-      if (flips & 0x40004000u) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-#pragma unroll
-          for (int k = 0; k < 4; ++k) list_word((pair_bits(wa[q], wb[q], k) & 0xFFFEu) >> 1);
-      }
-    }
-    for (std::uint64_t i = p0 + vectors * 16 + threadIdx.x; i < p1; i += blockDim.x)
-      add(static_cast<unsigned>(w.columns[0][i]) << 8 | w.columns[1][i], 1u);
-    if (run_length) add(run_pair, run_length);  // a chunk's additions end with it (the bound counts chunks)
-    if (w.two_values) {
-      // The classes carried: summed over the warp where its holders agree.
-      __syncwarp();
-      const bool holds = class_key != kNoClasses;
-      const unsigned holders = __ballot_sync(0xFFFFFFFFu, holds);
-      if (holders) {
-        const int leader = __ffs(holders) - 1;
-        const unsigned lead_key = __shfl_sync(0xFFFFFFFFu, class_key, leader);
-        if (__all_sync(0xFFFFFFFFu, !holds || class_key == lead_key)) {
-          // Each class at most 32 x 48 a warp: two classes a word.
-          const unsigned c = holds ? class_counts : 0u;
-          const unsigned s0 = __reduce_add_sync(0xFFFFFFFFu, (c & 0xFFu) | (c >> 8 & 0xFFu) << 16);
-          const unsigned s1 = __reduce_add_sync(0xFFFFFFFFu, (c >> 16 & 0xFFu) | (c >> 24) << 16);
-          if ((threadIdx.x & 31) == static_cast<unsigned>(leader))
-            add_classes(lead_key, s0 & 0xFFFFu, s0 >> 16, s1 & 0xFFFFu, s1 >> 16);
-        } else {
-          add_carried();
-        }
-      }
-      class_key = kNoClasses;
-      class_counts = 0;
-    }
-    run_pair = 0xFFFFFFFFu;
-    run_length = 0;
-    __syncthreads();
-    // The drain (joint_kernel's drain_packed, by word).
-    const unsigned n_listed = listed[parity];
-    if (threadIdx.x == 0) listed[parity ^ 1u] = 0;
-    if (n_listed <= w.drain_capacity) {
-      for (unsigned i = threadIdx.x; i < n_listed; i += blockDim.x) {
-        const unsigned word = list[i];
-        const unsigned value = atomicExch(words + word, 0u);  // a word may be listed more than once
-        if (value) move(word, value);
-      }
-    } else {
-      for (std::uint32_t word = threadIdx.x; word < kPairWords; word += blockDim.x) {
-        const unsigned value = words[word];
-        if ((value & 0xFFFFu) >= kHalfLimit || (value >> 16) >= kHalfLimit) {
-          words[word] = 0;
-          move(word, value);
-        }
-      }
-    }
-    parity ^= 1u;
-    __syncthreads();
-  }
-  // The block's counts, added to the output once.
-  // With the workspace (w.pair_sums): four pairs' counts as one 16-byte float
-  // add into the sum of each raw pair, folded into the slots by
-  // fold_pair_sums_kernel. A half holds less than kHalfLimit = 2^14 after the
-  // last drain, so at most 1024 blocks' sums stay below 2^24, where every
-  // float sum of integers is exact (launch_byte_pairs takes the 64-bit end for
-  // larger grids). On noise this is 8.7 M 64-bit atomics on 67081 slots
-  // replaced by 2.2 M vector adds on 65536 sums: bench/experiments/
-  // joint_end_probe timed the 64-bit end at 36-71 us a block after counting
-  // that ends within 10 us on every block, the float end at 5-10 us
-  // (docs/PERFORMANCE-shapes.md, N-d change 13; what was tried before it:
-  // the blocks' copies summed by a second kernel, change 11, and each block
-  // of a thread-block cluster summing a slice over the cluster's shared
-  // memories, change 12).
-  if (w.pair_sums != nullptr) {
-    for (std::uint32_t word = threadIdx.x * 2; word < kPairWords; word += blockDim.x * 2) {
-      const uint2 two = *reinterpret_cast<const uint2*>(words + word);
-      if ((two.x | two.y) == 0) continue;
-      add_four_sums(w.pair_sums + 2 * word, two.x, two.y);
-    }
-    return;
-  }
-  for (std::uint32_t word = threadIdx.x; word < kPairWords; word += blockDim.x) {
-    const unsigned value = words[word];
-    if (value) move(word, value);
-  }
-}
-
-// The raw pairs' float sums into their slots, leaving the sums zero: a
-// dependent launch after byte_pairs_kernel (its launch and each block's map
-// tables overlap the counting's end). One float4 a thread: 64 blocks of 256.
-constexpr int kFoldThreads = 256;
-constexpr unsigned kFoldBlocks = 2 * kPairWords / 4 / kFoldThreads;
-template <class T, class Map>
-__global__ void __launch_bounds__(kFoldThreads) fold_pair_sums_kernel(Work w, Map m0, Map m1) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  auto* slot_of_byte = reinterpret_cast<std::uint32_t*>(smem + w.table_offset[2]);
-  byte_slots<T>(w, m0, m1, smem, slot_of_byte);  // from the plan's maps: before the wait
-  wait_for_prior_grid();
-  const unsigned pair = (blockIdx.x * kFoldThreads + threadIdx.x) * 4;
-  float4* at = reinterpret_cast<float4*>(w.pair_sums + pair);
-  const float4 f = __ldcg(at);
-  if (f.x == 0.f && f.y == 0.f && f.z == 0.f && f.w == 0.f) return;
-  *at = make_float4(0.f, 0.f, 0.f, 0.f);
-  const float sums[4] = {f.x, f.y, f.z, f.w};
-#pragma unroll
-  for (unsigned q = 0; q < 4; ++q)
-    if (sums[q] != 0.f)
-      atomicAdd(reinterpret_cast<unsigned long long*>(w.out + slot_of_byte[(pair + q) >> 8] +
-                                                      slot_of_byte[256 + ((pair + q) & 0xFFu)]),
-                static_cast<unsigned long long>(sums[q]));
-}
 
 // One map kind for every axis: the cheapest exact one they all take.
 MapKind common_kind(const RunArgs& a) {
@@ -838,7 +532,6 @@ bool pair_guess() {
   static const bool on = ::levelhist::detail::env_knob("LEVELHIST_JOINT_PAIR_GUESS", 1, 0, 1) != 0;
   return on;
 }
-std::size_t drain_bytes(std::uint32_t capacity) { return (std::size_t{capacity} + 2) * 4; }
 
 // The fewest parts whose 32-bit counters each fit `budget` bytes (0: none do).
 std::uint64_t parts_for(std::uint64_t total, std::size_t budget) {
@@ -882,12 +575,11 @@ bool supports(const Problem& p, std::string* why_not) {
   return true;
 }
 
-// Two 8-bit axes: the float sum of each raw pair (byte_pairs_kernel's end,
+// Two 8-bit axes: the float sum of each raw pair (raw_pairs_kernel's end,
 // where its counters are the 16-bit ones), whatever the binning.
-constexpr std::size_t kPairSumBytes = 2 * std::size_t{kPairWords} * sizeof(float);
 std::size_t workspace_bytes(const Problem& p) {
   const bool bytes = p.type == SampleType::u8 || p.type == SampleType::i8;
-  return p.axis_count == 2 && bytes ? kPairSumBytes : 0;
+  return p.axis_count == 2 && bytes ? raw_pairs::kPairSumBytes : 0;
 }
 
 template <class T, class Map, Counters C>
@@ -925,62 +617,30 @@ void launch_with(const RunArgs& a, Work& w, const Layout& layout, std::size_t bu
 }
 
 // Two byte columns at 16-byte boundaries whose histogram takes the 16-bit
-// counters: byte_pairs_kernel (LEVELHIST_JOINT_BYTE_PAIRS=0: joint_kernel, for
+// counters: raw_pairs_kernel (LEVELHIST_JOINT_BYTE_PAIRS=0: joint_kernel, for
 // comparisons).
 bool byte_pairs_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_BYTE_PAIRS", 1, 0, 1) != 0; }
-// byte_pairs_kernel's vectors of at most two values a column counted by class
+// raw_pairs_kernel's vectors of at most two values a column counted by class
 // (LEVELHIST_JOINT_TWO_VALUES=0: by pair, for comparisons).
 bool two_values_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES", 1, 0, 1) != 0; }
-// byte_pairs_kernel's end: float sums in the workspace, folded by a second
+// raw_pairs_kernel's end: float sums in the workspace, folded by a second
 // kernel (LEVELHIST_JOINT_FLOAT_END=0: each block's 64-bit atomics, for comparisons).
 bool float_end_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_FLOAT_END", 1, 0, 1) != 0; }
-// The most blocks whose float sums stay exact: each adds less than kHalfLimit a pair.
-constexpr std::uint64_t kFloatEndMostBlocks = (std::uint64_t{1} << 24) / kHalfLimit;
-static_assert(kFloatEndMostBlocks * (kHalfLimit - 1) < (std::uint64_t{1} << 24));
-
-// byte_pairs_kernel's shared memory: the counters and the drain list, each
-// axis's map table (w.table_offset[0] and [1]), the byte slots ([2]).
-template <class Map>
-std::size_t byte_pairs_shared_bytes(Work& w, const Map (&maps)[kMaxAxes]) {
-  std::size_t smem = round_up(std::size_t{kPairWords} * 4 + drain_bytes(w.drain_capacity), 16);
-  for (unsigned k = 0; k < 2; ++k) {
-    w.table_offset[k] = static_cast<std::uint32_t>(smem);
-    smem = round_up(smem + maps[k].table_bytes(), 16);
-  }
-  w.table_offset[2] = static_cast<std::uint32_t>(smem);
-  return smem + kPairTableBytes;
-}
-
+// Two byte columns: raw_pairs::count with each axis's map, from the call's
+// workspace where it holds the float sums.
 template <class T, class Map>
-void launch_byte_pairs(const RunArgs& a, Work& w, const Map (&maps)[kMaxAxes], std::size_t smem) {
-  w.chunk_points = kPackedChunkPoints;
-  w.chunks = (w.n + w.chunk_points - 1) / w.chunk_points;
-  w.two_values = two_values_wanted();
-  w.two_values_skip = static_cast<std::uint32_t>(
-      ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES_SKIP", kTwoValuesSkip, 0, 1u << 20));
-  auto kernel = byte_pairs_kernel<T, Map>;
-  allow_large_shared(kernel);
-  const int resident = std::max(resident_blocks_with(kernel, 1024, smem), 1);
-  const std::uint64_t blocks = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(resident), 1,
-                                                         std::max<std::uint64_t>(w.chunks, 1));
-  const bool float_end = a.workspace != nullptr && a.workspace_bytes >= kPairSumBytes &&
-                         blocks <= kFloatEndMostBlocks && float_end_wanted();
-  w.pair_sums = float_end ? static_cast<float*>(a.workspace) : nullptr;
-  kernel<<<static_cast<unsigned>(blocks), 1024, smem, stream_of(a)>>>(w, maps[0], maps[1]);
-  LEVELHIST_CUDA_CHECK_LAUNCH();
-  if (!float_end) return;
-  // The fold's shared memory: the maps' tables, then the byte slots.
-  Work fold = w;
-  std::size_t fold_smem = 0;
-  for (unsigned k = 0; k < 2; ++k) {
-    fold.table_offset[k] = static_cast<std::uint32_t>(fold_smem);
-    fold_smem = round_up(fold_smem + maps[k].table_bytes(), 16);
-  }
-  fold.table_offset[2] = static_cast<std::uint32_t>(fold_smem);
-  fold_smem += kPairTableBytes;
-  auto fold_kernel = fold_pair_sums_kernel<T, Map>;
-  allow_large_shared(fold_kernel);
-  launch_kernel<true>(fold_kernel, kFoldBlocks, kFoldThreads, fold_smem, stream_of(a), fold, maps[0], maps[1]);
+void launch_byte_pairs(const RunArgs& a, const Work& w, const Map (&maps)[kMaxAxes]) {
+  raw_pairs::RawWork rw{};
+  rw.n = w.n;
+  rw.drain_capacity = w.drain_capacity;
+  rw.two_values = two_values_wanted();
+  rw.two_values_skip = static_cast<std::uint32_t>(
+      ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES_SKIP", raw_pairs::kTwoValuesSkip, 0, 1u << 20));
+  rw.out = w.out;
+  const raw_pairs::BytePairColumns src{w.columns[0], w.columns[1]};
+  BytePairSlots<T, Map> slots{maps[0], maps[1], w.axis_stride[0], w.axis_stride[1], {}, 0, nullptr};
+  const std::size_t smem = raw_pairs::counting_shared_bytes(slots, w.drain_capacity);
+  raw_pairs::count(rw, src, slots, smem, a.workspace, a.workspace_bytes, float_end_wanted(), stream_of(a));
 }
 
 template <class T, class Map>
@@ -1034,8 +694,9 @@ void launch(const RunArgs& a) {
   if (w.n == 0 && w.lead == 0) return;
   if constexpr (sizeof(T) == 1) {
     if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted()) {
-      const std::size_t smem = byte_pairs_shared_bytes(w, maps);
-      if (smem <= max_shared_bytes()) return launch_byte_pairs<T, Map>(a, w, maps, smem);
+      BytePairSlots<T, Map> probe{maps[0], maps[1], 0, 0, {}, 0, nullptr};
+      if (raw_pairs::counting_shared_bytes(probe, w.drain_capacity) <= max_shared_bytes())
+        return launch_byte_pairs<T, Map>(a, w, maps);
     }
   }
   if (layout.counters == Counters::wide) launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
