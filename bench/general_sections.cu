@@ -573,9 +573,22 @@ void run_cases(Context& c, const std::vector<std::string>& cases) {
   if (wants("u16_4096"))
     plain_case(c, "u16_4096", "u16 samples, 4096 even bins over [0, 4096) (12-bit images)", Binning::even(4096, 0, 4096),
                u16_datasets(4096));
-  if (wants("u16_65536"))
+  if (wants("u16_65536")) {
+    // Beside the four distributions: few values in random order (a label
+    // image's ten labels, as noise), a pattern every lane of a warp sees
+    // alike (8 values repeated) and a constant channel (16-bit RGBA, opaque):
+    // the data a counter of raw values in 16-bit halves finds hardest
+    // (docs/PERFORMANCE-general.md, sections 16 and 21).
+    std::vector<Dataset> datasets = u16_datasets(65536);
+    datasets.push_back(
+        dataset<std::uint16_t>("ten labels", [](u64 i) { return static_cast<std::uint16_t>(mix64(i ^ 0x1AB) % 10); }));
+    datasets.push_back(
+        dataset<std::uint16_t>("period 8", [](u64 i) { return static_cast<std::uint16_t>(1000 + (i % 8) * 4099); }));
+    datasets.push_back(dataset<std::uint16_t>(  // RGBA of 16 bits, alpha 65535: one value every fourth sample
+        "opaque RGBA", [](u64 i) { return i % 4 == 3 ? std::uint16_t{65535} : static_cast<std::uint16_t>(mix64(i)); }));
     plain_case(c, "u16_65536", "u16 samples, 65536 bins (one per value)", Binning::per_value(SampleType::u16),
-               u16_datasets(65536));
+               datasets);
+  }
   if (wants("f32_1024")) {
     const Binning b = Binning::even(1024, 0.0, 1.0);
     plain_case(c, "f32_1024", "f32 samples, 1024 even bins over [0, 1)", b, f32_datasets(b, true));

@@ -9,7 +9,7 @@ namespace levelhist::lab {
 namespace {
 
 #if LEVELHIST_HAVE_CUDA
-constexpr std::array<const Strategy*, 15> kLab = {
+constexpr std::array<const Strategy*, 16> kLab = {
     &strategies::gpu_global_atomic,     &strategies::gpu_global_atomic_unrolled,
     &strategies::gpu_block_shared,      &strategies::gpu_coarse_contiguous,
     &strategies::gpu_coarse_interleaved, &strategies::gpu_aggregated,
@@ -17,6 +17,7 @@ constexpr std::array<const Strategy*, 15> kLab = {
     &strategies::gpu_trish,             &strategies::gpu_trish_k63,
     &strategies::gpu_warp_podlozhnyuk,  &strategies::gpu_thread_nugteren,
     &strategies::gpu_lane_columns_fold, &strategies::gpu_weighted_shared_x4,
+    &strategies::gpu_raw_values,
     &strategies::cub,
 };
 #else

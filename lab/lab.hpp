@@ -39,6 +39,10 @@ extern const Strategy gpu_thread_nugteren;
 // levelhist's instructive losers
 extern const Strategy gpu_lane_columns_fold;
 extern const Strategy gpu_weighted_shared_x4;
+// gpu_raw_values: u16 / i16 counted by raw value in 16-bit shared counters
+// (src/cuda/raw_pairs.cuh, gpu_joint's byte pairs): faster than gpu_split_bins
+// on most data at 65536 bins, but not level (docs/PERFORMANCE-general.md, section 21).
+extern const Strategy gpu_raw_values;
 // the external baseline: NVIDIA CUB's DeviceHistogram
 extern const Strategy cub;
 #endif

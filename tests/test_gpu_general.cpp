@@ -304,6 +304,83 @@ TEST(GpuGeneral, TailsBoundariesUnalignedAndAccumulate) {
   }
 }
 
+// gpu_raw_values (the lab's) counts 16-bit samples by raw value in 16-bit shared
+// counters, moved to the output when a half reaches 2^14 (at the barrier after
+// each chunk of 3 x 2^14 samples), then each block's halves summed as floats
+// and mapped to their slots by a second kernel: inputs whose halves pass the
+// limit in every chunk (a constant: one run a thread; two values of one word
+// in turn; a value every 16th sample beside noise; one rare value), inputs
+// whose warps crowd onto few words (ten labels in random order, 8 values every
+// lane sees alike, an opaque RGBA image, crowded chunks between noisy ones),
+// with the drain list and the full scan (list of 1), with the float end and
+// each block's 64-bit atomics; 16 MiB + 5 samples, so every block takes
+// several chunks; at 16-byte boundaries, after a lead of 7, 5 or 1 samples,
+// and at an odd address (read bytewise); accumulating; u16 one bin a value,
+// u16 in 4096 even bins over part of the range (flows on both sides), and i16.
+TEST(GpuGeneral, RawValuesDrainExactlyAtAnyAlignment) {
+  LEVELHIST_GENERAL_SKIP_WITHOUT_GPU();
+  const Strategy* s = find_strategy("gpu_raw_values");
+  ASSERT_NE(s, nullptr);
+  PlainRunner runner;
+  const std::uint64_t n = (std::uint64_t{16} << 20) + 5;
+  const Binning per_value = Binning::per_value(SampleType::u16), narrow = Binning::even(4096, 30000, 50000);
+  std::mt19937_64 rng(57);
+  struct Input {
+    std::string name;
+    std::vector<unsigned char> bytes;
+    std::vector<std::uint64_t> reference;
+  };
+  std::vector<Input> inputs;
+  auto add_input = [&](const std::string& name, auto value_of) {
+    std::vector<unsigned char> bytes(n * 2);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint16_t v = value_of(i);
+      std::memcpy(&bytes[i * 2], &v, 2);
+    }
+    std::vector<std::uint64_t> reference = reference_slots(SampleType::u16, bytes.data(), n, per_value);
+    inputs.push_back({name, std::move(bytes), std::move(reference)});
+  };
+  add_input("constant", [](std::uint64_t) { return std::uint16_t{40000}; });
+  add_input("two values of one word in turn",
+            [](std::uint64_t i) { return static_cast<std::uint16_t>(40000 + (i * 7 / 3) % 2); });
+  add_input("a value every 16th sample, noise between",
+            [&](std::uint64_t i) { return i % 16 == 0 ? std::uint16_t{200} : static_cast<std::uint16_t>(rng()); });
+  add_input("a rare value beside noise", [&](std::uint64_t i) {
+    return i % 100003 == 0 ? std::uint16_t{65535} : static_cast<std::uint16_t>(rng() % 65535);
+  });
+  add_input("ten labels in random order", [&](std::uint64_t i) { return static_cast<std::uint16_t>(rng() % 10 + (i % 3 == 0)); });
+  add_input("8 values every lane sees alike", [](std::uint64_t i) { return static_cast<std::uint16_t>(1000 + (i % 8) * 4099); });
+  add_input("an opaque RGBA image", [&](std::uint64_t i) {
+    return i % 4 == 3 ? std::uint16_t{65535} : static_cast<std::uint16_t>(rng());
+  });
+  add_input("crowded chunks between noisy ones", [&](std::uint64_t i) {
+    return (i / 40000) % 3 == 1 ? static_cast<std::uint16_t>(rng()) : static_cast<std::uint16_t>(rng() % 3 + 7);
+  });
+  for (const char* end : {"1", "0"}) {
+    ScopedEnv float_end("LEVELHIST_RAW_VALUES_FLOAT_END", end);
+    for (const char* list : {"", "1"}) {
+      ScopedEnv drain("LEVELHIST_RAW_VALUES_DRAIN_LIST", list);
+      const std::string how = std::string(", float end ") + end + ", drain list " + (*list ? list : "default");
+      for (const Input& input : inputs)
+        runner.check(*s, SampleType::u16, input.bytes, n, per_value, 0, input.reference, false, input.name + how);
+    }
+  }
+  // Leads and the bytewise path, accumulating, other binnings and i16 (the defaults).
+  for (const Input* input : {&inputs[2], &inputs[4]}) {
+    for (std::size_t offset : {2, 6, 14, 1})
+      runner.check(*s, SampleType::u16, input->bytes, n, per_value, offset, input->reference, false,
+                   input->name + ", lead or bytewise");
+    runner.check(*s, SampleType::u16, input->bytes, n, per_value, 0, input->reference, true, input->name + ", accumulate");
+    runner.check(*s, SampleType::u16, input->bytes, n, narrow, 0,
+                 reference_slots(SampleType::u16, input->bytes.data(), n, narrow), false,
+                 input->name + ", 4096 even bins over [30000, 50000)");
+  }
+  const Binning i16 = Binning::per_value(SampleType::i16);
+  for (const Input& input : inputs)
+    runner.check(*s, SampleType::i16, input.bytes, n, i16, 6, reference_slots(SampleType::i16, input.bytes.data(), n, i16),
+                 false, input.name + ", i16");
+}
+
 // gpu_partition_count counts an input a chunk at a time and groups every tile's
 // keys by partition: chunks of one tile and of three (so that a chunk ends in
 // the middle of a partition's runs, and the last chunk is short), partitions
