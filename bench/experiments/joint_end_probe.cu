@@ -1,8 +1,9 @@
 // Design study: where a call of two 8-bit images counted by raw pair
-// (gpu_joint's byte_pairs_kernel) spends its time, block by block, and what
-// another end costs. A reduced copy of that kernel's path for noise (16
-// returning shared adds a vector of 16 pairs, no drains, no runs: on noise no
-// half reaches 2^14 below 8 GiB) stamps %globaltimer at each block's start,
+// (gpu_joint's byte pairs: raw_pairs_kernel of src/cuda/raw_pairs.cuh) spends
+// its time, block by block, and what another end costs. A reduced copy of
+// that kernel's path for noise (16 returning shared adds a vector of 16 pairs,
+// no drains, no runs: on noise no half reaches 2^14 below 8 GiB) stamps
+// %globaltimer at each block's start,
 // the end of its counting and the end of its adds to the output. Ends:
 //   1  the library's: each block adds its 65536 halves to the 64-bit slots
 //      (8.7 M 64-bit atomics a call on 132 SMs);
