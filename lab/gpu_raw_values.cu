@@ -60,9 +60,9 @@ bool supports(const Problem& p, std::string* why_not) {
     return false;
   };
   if (!is_sixteen_bit(p.type)) return no("counts 16-bit samples (u16, i16) only");
-  if (p.axis_count != 1 || p.batch.kind != BatchKind::none) return no("counts one histogram of a 1-D array");
-  if (general::max_shared_bytes() < shared_bytes(drain_capacity()))
-    return no("needs " + std::to_string(shared_bytes(drain_capacity())) + " bytes of shared memory a block");
+  // (Batches, N-d points, pixels and weights: no capability bit, so never offered.)
+  if (const std::size_t bytes = shared_bytes(drain_capacity()); general::max_shared_bytes() < bytes)
+    return no("needs " + std::to_string(bytes) + " bytes of shared memory a block");
   return true;
 }
 
@@ -74,18 +74,13 @@ void run(const RunArgs& a) {
   const auto* bytes = static_cast<const unsigned char*>(a.samples);
   const auto address = reinterpret_cast<std::uintptr_t>(bytes);
   raw_pairs::SixteenBitSamples src{};
-  if (address % 2 == 0) {
-    // The samples before the first 16-byte boundary go straight to their slots.
-    const std::uint64_t lead = std::min<std::uint64_t>((16 - address % 16) % 16 / 2, a.n);
-    src.lead_at = bytes;
-    src.lead = static_cast<std::uint32_t>(lead);
-    src.samples = bytes + 2 * lead;
-    src.vector = true;
-  } else {
-    src.lead_at = bytes;
-    src.samples = bytes;  // no 16-byte load holds whole samples: read bytewise
-    src.vector = false;
-  }
+  src.lead_at = bytes;
+  // At an even address the samples before the first 16-byte boundary go
+  // straight to their slots; at an odd one no 16-byte load holds whole
+  // samples, and every sample is read bytewise.
+  src.vector = address % 2 == 0;
+  if (src.vector) src.lead = static_cast<std::uint32_t>(std::min<std::uint64_t>((16 - address % 16) % 16 / 2, a.n));
+  src.samples = bytes + 2 * src.lead;
   raw_pairs::RawWork w{};
   w.n = a.n - src.lead;
   w.drain_capacity = drain_capacity();

@@ -627,9 +627,13 @@ bool two_values_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT
 // kernel (LEVELHIST_JOINT_FLOAT_END=0: each block's 64-bit atomics, for comparisons).
 bool float_end_wanted() { return ::levelhist::detail::env_knob("LEVELHIST_JOINT_FLOAT_END", 1, 0, 1) != 0; }
 // Two byte columns: raw_pairs::count with each axis's map, from the call's
-// workspace where it holds the float sums.
+// workspace where it holds the float sums; false (nothing launched) where its
+// shared memory does not fit beside the maps' tables.
 template <class T, class Map>
-void launch_byte_pairs(const RunArgs& a, const Work& w, const Map (&maps)[kMaxAxes]) {
+bool launch_byte_pairs(const RunArgs& a, const Work& w, const Map (&maps)[kMaxAxes]) {
+  BytePairSlots<T, Map> slots{maps[0], maps[1], w.axis_stride[0], w.axis_stride[1], {}, 0, nullptr};
+  const std::size_t smem = raw_pairs::counting_shared_bytes(slots, w.drain_capacity);
+  if (smem > max_shared_bytes()) return false;
   raw_pairs::RawWork rw{};
   rw.n = w.n;
   rw.drain_capacity = w.drain_capacity;
@@ -638,9 +642,8 @@ void launch_byte_pairs(const RunArgs& a, const Work& w, const Map (&maps)[kMaxAx
       ::levelhist::detail::env_knob("LEVELHIST_JOINT_TWO_VALUES_SKIP", raw_pairs::kTwoValuesSkip, 0, 1u << 20));
   rw.out = w.out;
   const raw_pairs::BytePairColumns src{w.columns[0], w.columns[1]};
-  BytePairSlots<T, Map> slots{maps[0], maps[1], w.axis_stride[0], w.axis_stride[1], {}, 0, nullptr};
-  const std::size_t smem = raw_pairs::counting_shared_bytes(slots, w.drain_capacity);
   raw_pairs::count(rw, src, slots, smem, a.workspace, a.workspace_bytes, float_end_wanted(), stream_of(a));
+  return true;
 }
 
 template <class T, class Map>
@@ -693,11 +696,9 @@ void launch(const RunArgs& a) {
   if (!a.accumulate) LEVELHIST_CUDA_CHECK(cudaMemsetAsync(a.slots, 0, total * sizeof(std::uint64_t), stream_of(a)));
   if (w.n == 0 && w.lead == 0) return;
   if constexpr (sizeof(T) == 1) {
-    if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted()) {
-      BytePairSlots<T, Map> probe{maps[0], maps[1], 0, 0, {}, 0, nullptr};
-      if (raw_pairs::counting_shared_bytes(probe, w.drain_capacity) <= max_shared_bytes())
-        return launch_byte_pairs<T, Map>(a, w, maps);
-    }
+    if (ax.count == 2 && w.vector && !w.pairs && layout.counters == Counters::packed && byte_pairs_wanted() &&
+        launch_byte_pairs<T, Map>(a, w, maps))
+      return;
   }
   if (layout.counters == Counters::wide) launch_with<T, Map, Counters::wide>(a, w, layout, budget, tables, maps);
   else launch_with<T, Map, Counters::packed>(a, w, layout, budget, tables, maps);

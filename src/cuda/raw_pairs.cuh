@@ -155,7 +155,7 @@ struct BytePairColumns {
   const unsigned char* a;
   const unsigned char* b;
   static constexpr bool kTwoValueColumns = true;
-  static constexpr bool kHasLead = false;
+  static constexpr bool kHasLead = false;  // the kernel asks for lead_value only where kHasLead
   static constexpr std::uint32_t lead = 0;
   __device__ __forceinline__ std::uint64_t steps(std::uint64_t count) const { return count / 16; }
   __device__ __forceinline__ void load(std::uint64_t p0, std::uint64_t, std::uint64_t v, uint4 (&x)[2]) const {
@@ -177,7 +177,6 @@ struct BytePairColumns {
   __device__ __forceinline__ unsigned value_at(std::uint64_t i) const {
     return static_cast<unsigned>(a[i]) << 8 | b[i];
   }
-  __device__ __forceinline__ unsigned lead_value(std::uint32_t) const { return 0; }
 };
 
 // 16-bit samples: the value is the sample's bits. A step is the chunk's
