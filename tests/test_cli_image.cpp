@@ -14,6 +14,7 @@ namespace {
 using namespace cli_test;
 using namespace image_test;
 using levelhist::image::FileFormat;
+using levelhist::image::jpeg_supported;
 using levelhist::image::png_supported;
 using levelhist::image::read_image;
 
@@ -343,6 +344,32 @@ TEST_F(CliImage, ClaheWorkedByHand) {
   EXPECT_EQ(got.at(2, 0, 0), 128u);
   EXPECT_EQ(got.at(0, 2, 0), 223u);
   EXPECT_EQ(got.at(1, 1, 0), 255u);
+}
+
+TEST_F(CliImage, ClaheSixteenBitsWorkedByHand) {
+  // Test Clahe.TwoByTwoGridOnSixteenBitsByHand's image through the CLI: the
+  // output stays 16-bit (maxval 65535), as OpenCV's does.
+  std::string text = "P2 8 8 65535\n";
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8; ++x)
+      text += std::to_string(y < 4 ? (x < 4 ? 0 : 25600) : (x < 4 ? 51200 : 12800)) + (x == 7 ? "\n" : " ");
+  const std::string in = file("wide.pgm", text);
+  const std::string out = path("wide-clahe.pgm");
+  EXPECT_EQ(run_keeping(in, {"equalize", in, "-o", out, "--clahe", "--tiles", "2x2"}, 0).out, "");
+  const Image got = read_image(out);
+  EXPECT_EQ(got.bit_depth, 16u);
+  EXPECT_EQ(got.maxval, 65535u);
+  EXPECT_EQ(got.at(0, 0, 0), 8192u);
+  EXPECT_EQ(got.at(3, 3, 0), 6400u);
+  EXPECT_EQ(got.at(4, 4, 0), 14336u);
+  EXPECT_EQ(got.at(7, 0, 0), 28672u);
+  // Plain equalization stays 8-bit (OpenCV's equalizeHist), a color image is
+  // refused by both, and a 16-bit result cannot go to JPEG.
+  const std::string rgb = file("c16.ppm", pnm_file(pattern(3, 5, 3, 16, 65535), false));
+  EXPECT_NE(run_keeping(in, {"equalize", in, "-o", path("e.pgm")}, 1).err.find("16-bit"), std::string::npos);
+  EXPECT_NE(run_keeping(rgb, {"equalize", rgb, "-o", path("e.pgm"), "--clahe"}, 1).err.find("gray"), std::string::npos);
+  if (jpeg_supported()) run_keeping(in, {"equalize", in, "-o", path("e.jpg"), "--clahe"}, 1);
+  EXPECT_EQ(entries(), (std::vector<std::string>{"c16.ppm", "wide-clahe.pgm", "wide.pgm"}));
 }
 
 TEST_F(CliImage, ClaheOptionErrors) {

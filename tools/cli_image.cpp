@@ -70,13 +70,14 @@ const char* const kEqualizeHelp =
     "Usage: levelhist equalize FILE|- -o OUT [--clahe [--clip-limit C] [--tiles RxC]]\n"
     "Histogram equalization of an 8-bit gray image, as OpenCV's equalizeHist: value v\n"
     "becomes round((cdf(v) - cdf_min) * 255 / (pixels - cdf_min)); an image of one\n"
-    "value is written unchanged.\n"
+    "value is written unchanged. With --clahe, 8- or 16-bit gray images.\n"
     "\n"
     "  -o, --output OUT  the equalized image; the format follows OUT's extension\n"
     "                    (.pgm, .pnm, .png, .tif, .jpg); '-' writes Netpbm to standard\n"
     "                    output; never the input file\n"
     "  --clahe           contrast-limited adaptive equalization instead, pixel for\n"
-    "                    pixel OpenCV 4.x's createCLAHE(C, (cols, rows)).apply\n"
+    "                    pixel OpenCV 4.x's createCLAHE(C, (cols, rows)).apply; a\n"
+    "                    16-bit image comes out 16-bit, as there\n"
     "  --clip-limit C    CLAHE's clip limit, a finite number >= 0 (default 40;\n"
     "                    0: no limit)\n"
     "  --tiles RxC       CLAHE's grid: R tile rows, C tile columns, 1..1024 each and\n"
@@ -437,7 +438,7 @@ int run_equalize(const std::vector<std::string>& args) {
   const image::ClaheOptions clahe = clahe_options(p);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
-  require_gray(img, file, "equalize", true);
+  require_gray(img, file, adaptive ? "equalize --clahe" : "equalize", !adaptive);
   check_output_fits(img, format, file, out);
   const image::Image equalized = call_with_fix([&] {
     return adaptive ? image::clahe(img, clahe, run.library) : image::equalize(img, run.library);

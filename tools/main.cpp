@@ -29,7 +29,7 @@ const char* const kMainHelp =
     "  image      histogram and statistics of every channel of an image (PGM, PPM, PNG,\n"
     "             JPEG, TIFF)\n"
     "  threshold  binarize a gray image at a value or Otsu's threshold\n"
-    "  equalize   histogram-equalize an 8-bit gray image (--clahe: adaptive)\n"
+    "  equalize   histogram-equalize a gray image (--clahe: adaptive, 16-bit too)\n"
     "  joint      joint histogram and mutual information of two gray images\n"
     "  bench      the benchmark (GPU; --cpu for the CPU one)\n"
     "  help       'levelhist help COMMAND' shows a command's options\n"

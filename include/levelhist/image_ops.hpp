@@ -96,8 +96,8 @@ JointInformation joint_information(const HistogramNd& joint);
 
 // Contrast-limited adaptive histogram equalization (CLAHE), pixel for pixel
 // what OpenCV 4.x's cv::createCLAHE(clip_limit, cv::Size(tile_cols, tile_rows))
-// ->apply(img) gives on an 8-bit gray image (the algorithm, step by step:
-// src/image/image_ops.cpp). The defaults are OpenCV's: clip limit 40, 8 x 8
+// ->apply(img) gives on an 8- or 16-bit gray image, of the same depth (the
+// algorithm, step by step: src/image/image_ops.cpp). The defaults are OpenCV's: clip limit 40, 8 x 8
 // tiles. The tile histograms are a batch of the library (Request::tiles), so
 // they are counted on the GPU when `options` allow it.
 inline constexpr std::uint32_t kMaxClaheTiles = 1024;
@@ -107,7 +107,7 @@ struct ClaheOptions {
   std::uint32_t tile_rows = 8;  // 1 .. kMaxClaheTiles
   std::uint32_t tile_cols = 8;
 };
-// Error(usage) for an image that is not 8-bit gray, a grid outside 1 ..
+// Error(usage) for an image that is not gray, a grid outside 1 ..
 // kMaxClaheTiles per side or of more than kMaxClaheTileCount tiles, or a clip
 // limit that is not finite. An image with
 // no pixel is returned as it is.

@@ -234,7 +234,8 @@ JointInformation joint_information(const HistogramNd& joint) {
 // ---- CLAHE ---------------------------------------------------------------------------
 //
 // OpenCV 4.x's createCLAHE(clipLimit, Size(tile_cols, tile_rows))->apply on an
-// 8-bit gray image (modules/imgproc/src/clahe.cpp), step for step:
+// 8- or 16-bit gray image (modules/imgproc/src/clahe.cpp), step for step, with
+// H = 256 values for 8-bit images and 65536 for 16-bit ones:
 //  1. Tiles: when the grid does not divide the image, the image is extended at
 //     the bottom by tile_rows - height % tile_rows rows and at the right by
 //     tile_cols - width % tile_cols columns, mirrored without repeating the edge
@@ -242,19 +243,24 @@ JointInformation joint_information(const HistogramNd& joint) {
 //     divide, so a dimension that divides still gains a whole tile count of
 //     rows or columns (OpenCV's rule, kept). Tiles are then
 //     extended_width / tile_cols x extended_height / tile_rows pixels.
-//  2. A histogram per tile: the batch of tiles of the library, so on the GPU
+//  2. A histogram per tile: batches of tiles of the library, so on the GPU
 //     when there is one.
-//  3. Clip limit (clipLimit > 0 only): max(int(clipLimit x tile area / 256), 1).
-//     The excess above it is summed, every bin gets excess / 256 more, and the
-//     remaining excess % 256 go one each to bins 0, s, 2s, ... with
-//     s = max(256 / remainder, 1).
-//  4. LUT of each tile: saturate_cast<uchar>(cdf(v) x (255.f / tile area)),
+//  3. Clip limit (clipLimit > 0 only): max(int(clipLimit x tile area / H), 1).
+//     The excess above it is summed, every bin gets excess / H more, and the
+//     remaining excess % H go one each to bins 0, s, 2s, ... with
+//     s = max(H / remainder, 1).
+//  4. LUT of each tile: saturate_cast(cdf(v) x ((H - 1.f) / tile area)),
 //     float arithmetic, rounded half to even.
 //  5. Each pixel: bilinear between the LUTs of the four nearest tile centres,
 //     in OpenCV's float arithmetic: fx = x x (1.f / tile width) - 0.5f,
 //     x1 = floor(fx), a = fx - x1, the tile columns clamped to the grid (and the
 //     same for y), result ((l11 (1 - a) + l12 a) (1 - b) + (l21 (1 - a) + l22 a) b)
 //     rounded half to even.
+// 8-bit images: every tile's histogram in one call, every LUT kept (256 bytes
+// a tile). 16-bit images: a LUT is 128 KiB and a histogram 512 KiB a tile, so
+// the histograms of one tile row are counted at a time, at most
+// kClaheColumnsPerCall tiles a call, and the LUTs of the two tile rows that
+// the image row being written needs are kept (OpenCV keeps every tile's).
 namespace {
 
 // OpenCV's borderInterpolate for BORDER_REFLECT_101: index p of a row of
@@ -265,12 +271,150 @@ std::uint32_t reflect_101(std::int64_t p, std::int64_t len) {
   return static_cast<std::uint32_t>(p);
 }
 
-std::uint8_t saturate_to_byte(float v) { return static_cast<std::uint8_t>(std::clamp<long>(std::lrint(v), 0, 255)); }
+// OpenCV's saturate_cast<T>(float): rounded half to even, clamped to T.
+template <class T>
+T saturate(float v) {
+  return static_cast<T>(std::clamp<long>(std::lrint(v), 0, std::numeric_limits<T>::max()));
+}
+
+constexpr std::uint32_t kClaheColumnsPerCall = 64;  // 16-bit: 32 MiB of tile histograms a call
+
+template <class T>
+Image clahe_of(const Image& img, std::uint32_t rows, std::uint32_t cols, double clip, const Options& options) {
+  constexpr std::uint32_t kValues = std::uint32_t{std::numeric_limits<T>::max()} + 1;
+  constexpr bool kEveryTileAtOnce = sizeof(T) == 1;
+  const std::uint32_t width = img.width, height = img.height;
+  const bool divides = width % cols == 0 && height % rows == 0;
+  const std::uint32_t ext_width = divides ? width : width + cols - width % cols;
+  const std::uint32_t ext_height = divides ? height : height + rows - height % rows;
+  const std::uint32_t tile_width = ext_width / cols, tile_height = ext_height / rows;
+  const T* pixels = reinterpret_cast<const T*>(img.bytes.data());
+
+  // 1. The image, or its extension.
+  std::vector<T> extended;
+  const T* source = pixels;
+  if (!divides) {
+    extended.resize(std::size_t{ext_width} * ext_height);
+    for (std::uint32_t y = 0; y < ext_height; ++y) {
+      const T* row = pixels + std::size_t{reflect_101(y, height)} * width;
+      T* out = extended.data() + std::size_t{y} * ext_width;
+      std::copy(row, row + width, out);
+      for (std::uint32_t x = width; x < ext_width; ++x) out[x] = row[reflect_101(x, width)];
+    }
+    source = extended.data();
+  }
+
+  // 3-4. Clip, redistribute, and the LUT of a tile from its histogram.
+  const std::uint64_t tile_area = std::uint64_t{tile_width} * tile_height;
+  const float lut_scale = static_cast<float>(kValues - 1) / static_cast<float>(tile_area);
+  std::int64_t clip_limit = 0;
+  if (clip > 0.0) {
+    clip_limit = static_cast<std::int64_t>(clip * static_cast<double>(tile_area) / kValues);
+    clip_limit = std::max<std::int64_t>(clip_limit, 1);
+  }
+  std::vector<std::int64_t> bins(kValues);
+  auto make_lut = [&](const std::uint64_t* hist, T* lut) {
+    for (std::uint32_t v = 0; v < kValues; ++v) bins[v] = static_cast<std::int64_t>(hist[v]);
+    if (clip_limit > 0) {
+      std::int64_t clipped = 0;
+      for (std::int64_t& b : bins)
+        if (b > clip_limit) clipped += b - clip_limit, b = clip_limit;
+      const std::int64_t batch = clipped / kValues;
+      std::int64_t residual = clipped - batch * kValues;
+      for (std::int64_t& b : bins) b += batch;
+      if (residual != 0) {
+        const std::int64_t step = std::max<std::int64_t>(kValues / residual, 1);
+        for (std::int64_t v = 0; v < kValues && residual > 0; v += step, --residual) ++bins[v];
+      }
+    }
+    std::int64_t sum = 0;
+    for (std::uint32_t v = 0; v < kValues; ++v) {
+      sum += bins[v];
+      lut[v] = saturate<T>(static_cast<float>(sum) * lut_scale);
+    }
+  };
+
+  // 2. The tile histograms, a band of tile rows and a run of tile columns a
+  // call (one plan for each shape of call), and the LUTs of a band's rows into
+  // their slots of `luts` (tile row t in slot t % kept_rows).
+  const SampleType type = sizeof(T) == 1 ? SampleType::u8 : SampleType::u16;
+  const Binning values = Binning::per_value(type);
+  const std::uint32_t band_rows = kEveryTileAtOnce ? rows : 1;
+  const std::uint32_t run_cols = kEveryTileAtOnce ? cols : std::min(cols, kClaheColumnsPerCall);
+  const std::uint32_t kept_rows = kEveryTileAtOnce ? rows : std::min<std::uint32_t>(rows, 2);
+  std::vector<T> luts(std::size_t{kept_rows} * cols * kValues);
+  std::vector<std::int64_t> lut_row_in_slot(kept_rows, -1);
+  std::vector<std::uint64_t> hist;
+  std::vector<std::pair<std::uint32_t, Plan>> plans;  // by the run's tile columns: at most two shapes
+  plans.reserve(2);
+  auto plan_for = [&](std::uint32_t run) -> const Plan& {
+    for (const auto& [c, plan] : plans)
+      if (c == run) return plan;
+    plans.emplace_back(run, Plan(Request::tiles(type, values, band_rows, run), options));
+    return plans.back().second;
+  };
+  auto count_band = [&](std::uint32_t first_row) {
+    for (std::uint32_t c0 = 0; c0 < cols; c0 += run_cols) {
+      const std::uint32_t run = std::min(run_cols, cols - c0);
+      const Plan& plan = plan_for(run);
+      hist.assign(plan.request().output_slots(), 0);
+      const T* corner = source + std::size_t{first_row} * tile_height * ext_width + std::size_t{c0} * tile_width;
+      plan.fill_slots(hist.data(),
+                      Input::image(corner, std::uint64_t{run} * tile_width, std::uint64_t{band_rows} * tile_height,
+                                   std::uint64_t{ext_width} * sizeof(T)),
+                      /*accumulate=*/false);
+      for (std::uint32_t r = 0; r < band_rows; ++r)
+        for (std::uint32_t c = 0; c < run; ++c) {
+          const std::uint32_t t = first_row + r;
+          make_lut(hist.data() + (std::size_t{r} * run + c) * values.slots(),
+                   luts.data() + (std::size_t{t % kept_rows} * cols + c0 + c) * kValues);
+        }
+    }
+    for (std::uint32_t r = 0; r < band_rows; ++r) lut_row_in_slot[(first_row + r) % kept_rows] = first_row + r;
+  };
+  auto lut_row = [&](std::uint32_t t) -> const T* {
+    if (lut_row_in_slot[t % kept_rows] != t) count_band(t / band_rows * band_rows);
+    return luts.data() + std::size_t{t % kept_rows} * cols * kValues;
+  };
+
+  // 5. Bilinear interpolation between the four nearest tiles' LUTs.
+  std::vector<std::uint32_t> left(width), right(width);
+  std::vector<float> weight_right(width), weight_left(width);
+  const float inv_tile_width = 1.0f / static_cast<float>(tile_width);
+  for (std::uint32_t x = 0; x < width; ++x) {
+    const float fx = static_cast<float>(x) * inv_tile_width - 0.5f;
+    const std::int64_t x1 = static_cast<std::int64_t>(std::floor(fx));
+    weight_right[x] = fx - static_cast<float>(x1);
+    weight_left[x] = 1.0f - weight_right[x];
+    left[x] = static_cast<std::uint32_t>(std::max<std::int64_t>(x1, 0));
+    right[x] = static_cast<std::uint32_t>(std::min<std::int64_t>(x1 + 1, cols - 1));
+  }
+  Image out = Image::blank(width, height, 1, img.bit_depth);
+  T* written = reinterpret_cast<T*>(out.bytes.data());
+  const float inv_tile_height = 1.0f / static_cast<float>(tile_height);
+  for (std::uint32_t y = 0; y < height; ++y) {
+    const float fy = static_cast<float>(y) * inv_tile_height - 0.5f;
+    const std::int64_t y1 = static_cast<std::int64_t>(std::floor(fy));
+    const float b = fy - static_cast<float>(y1), b1 = 1.0f - b;
+    const T* top = lut_row(static_cast<std::uint32_t>(std::max<std::int64_t>(y1, 0)));
+    const T* bottom = lut_row(static_cast<std::uint32_t>(std::min<std::int64_t>(y1 + 1, rows - 1)));
+    const T* src = pixels + std::size_t{y} * width;
+    T* dst = written + std::size_t{y} * width;
+    for (std::uint32_t x = 0; x < width; ++x) {
+      const std::size_t v = src[x];
+      const float l11 = top[std::size_t{left[x]} * kValues + v], l12 = top[std::size_t{right[x]} * kValues + v];
+      const float l21 = bottom[std::size_t{left[x]} * kValues + v], l22 = bottom[std::size_t{right[x]} * kValues + v];
+      const float res = (l11 * weight_left[x] + l12 * weight_right[x]) * b1 + (l21 * weight_left[x] + l22 * weight_right[x]) * b;
+      dst[x] = saturate<T>(res);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
 Image clahe(const Image& img, const ClaheOptions& clahe_options, const Options& options) {
-  require_gray(img, "CLAHE", true);
+  require_gray(img, "CLAHE", false);
   const std::uint32_t rows = clahe_options.tile_rows, cols = clahe_options.tile_cols;
   if (rows < 1 || cols < 1 || rows > kMaxClaheTiles || cols > kMaxClaheTiles)
     throw Error(ErrorKind::usage,
@@ -285,93 +429,8 @@ Image clahe(const Image& img, const ClaheOptions& clahe_options, const Options& 
   if (!std::isfinite(clahe_options.clip_limit))
     throw Error(ErrorKind::usage, "the CLAHE clip limit must be finite", "give a clip limit such as 40 (0: no limit)");
   if (img.width == 0 || img.height == 0) return img;
-  const std::uint32_t width = img.width, height = img.height;
-  const bool divides = width % cols == 0 && height % rows == 0;
-  const std::uint32_t ext_width = divides ? width : width + cols - width % cols;
-  const std::uint32_t ext_height = divides ? height : height + rows - height % rows;
-  const std::uint32_t tile_width = ext_width / cols, tile_height = ext_height / rows;
-
-  // 1-2. The tile histograms, of the image or of its extension.
-  std::vector<std::uint8_t> extended;
-  const std::uint8_t* source = img.bytes.data();
-  if (!divides) {
-    extended.resize(std::size_t{ext_width} * ext_height);
-    for (std::uint32_t y = 0; y < ext_height; ++y) {
-      const std::uint8_t* row = img.bytes.data() + std::size_t{reflect_101(y, height)} * width;
-      std::uint8_t* out = extended.data() + std::size_t{y} * ext_width;
-      std::memcpy(out, row, width);
-      for (std::uint32_t x = width; x < ext_width; ++x) out[x] = row[reflect_101(x, width)];
-    }
-    source = extended.data();
-  }
-  const Binning values = Binning::per_value(SampleType::u8);
-  const Plan plan(Request::tiles(SampleType::u8, values, rows, cols), options);
-  std::vector<std::uint64_t> hist(plan.request().output_slots(), 0);
-  plan.fill_slots(hist.data(), Input::image(source, ext_width, ext_height), /*accumulate=*/false);
-
-  // 3-4. Clip, redistribute, and the LUT of each tile.
-  const std::uint64_t tile_area = std::uint64_t{tile_width} * tile_height;
-  const float lut_scale = 255.0f / static_cast<float>(tile_area);
-  std::int64_t clip_limit = 0;
-  if (clahe_options.clip_limit > 0.0) {
-    clip_limit = static_cast<std::int64_t>(clahe_options.clip_limit * static_cast<double>(tile_area) / 256.0);
-    clip_limit = std::max<std::int64_t>(clip_limit, 1);
-  }
-  const std::size_t tiles = std::size_t{rows} * cols;
-  std::vector<std::uint8_t> luts(tiles * 256);
-  for (std::size_t t = 0; t < tiles; ++t) {
-    std::int64_t bins[256];
-    for (int v = 0; v < 256; ++v) bins[v] = static_cast<std::int64_t>(hist[t * values.slots() + v]);
-    if (clip_limit > 0) {
-      std::int64_t clipped = 0;
-      for (std::int64_t& b : bins)
-        if (b > clip_limit) clipped += b - clip_limit, b = clip_limit;
-      const std::int64_t batch = clipped / 256;
-      std::int64_t residual = clipped - batch * 256;
-      for (std::int64_t& b : bins) b += batch;
-      if (residual != 0) {
-        const std::int64_t step = std::max<std::int64_t>(256 / residual, 1);
-        for (std::int64_t v = 0; v < 256 && residual > 0; v += step, --residual) ++bins[v];
-      }
-    }
-    std::int64_t sum = 0;
-    for (int v = 0; v < 256; ++v) {
-      sum += bins[v];
-      luts[t * 256 + v] = saturate_to_byte(static_cast<float>(sum) * lut_scale);
-    }
-  }
-
-  // 5. Bilinear interpolation between the four nearest tiles' LUTs.
-  std::vector<std::uint32_t> left(width), right(width);
-  std::vector<float> weight_right(width), weight_left(width);
-  const float inv_tile_width = 1.0f / static_cast<float>(tile_width);
-  for (std::uint32_t x = 0; x < width; ++x) {
-    const float fx = static_cast<float>(x) * inv_tile_width - 0.5f;
-    const std::int64_t x1 = static_cast<std::int64_t>(std::floor(fx));
-    weight_right[x] = fx - static_cast<float>(x1);
-    weight_left[x] = 1.0f - weight_right[x];
-    left[x] = static_cast<std::uint32_t>(std::max<std::int64_t>(x1, 0));
-    right[x] = static_cast<std::uint32_t>(std::min<std::int64_t>(x1 + 1, cols - 1));
-  }
-  Image out = Image::blank(width, height, 1, 8, 255);
-  const float inv_tile_height = 1.0f / static_cast<float>(tile_height);
-  for (std::uint32_t y = 0; y < height; ++y) {
-    const float fy = static_cast<float>(y) * inv_tile_height - 0.5f;
-    const std::int64_t y1 = static_cast<std::int64_t>(std::floor(fy));
-    const float b = fy - static_cast<float>(y1), b1 = 1.0f - b;
-    const std::size_t top = std::size_t{static_cast<std::uint32_t>(std::max<std::int64_t>(y1, 0))} * cols;
-    const std::size_t bottom = std::size_t{static_cast<std::uint32_t>(std::min<std::int64_t>(y1 + 1, rows - 1))} * cols;
-    const std::uint8_t* src = img.bytes.data() + std::size_t{y} * width;
-    std::uint8_t* dst = out.bytes.data() + std::size_t{y} * width;
-    for (std::uint32_t x = 0; x < width; ++x) {
-      const std::uint8_t v = src[x];
-      const float l11 = luts[(top + left[x]) * 256 + v], l12 = luts[(top + right[x]) * 256 + v];
-      const float l21 = luts[(bottom + left[x]) * 256 + v], l22 = luts[(bottom + right[x]) * 256 + v];
-      const float res = (l11 * weight_left[x] + l12 * weight_right[x]) * b1 + (l21 * weight_left[x] + l22 * weight_right[x]) * b;
-      dst[x] = saturate_to_byte(res);
-    }
-  }
-  return out;
+  return img.bit_depth == 16 ? clahe_of<std::uint16_t>(img, rows, cols, clahe_options.clip_limit, options)
+                             : clahe_of<std::uint8_t>(img, rows, cols, clahe_options.clip_limit, options);
 }
 
 }  // namespace levelhist::image
