@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_parallel_fork_join.hpp"
 #include "image/image_codecs.hpp"
 
 namespace levelhist::image {
@@ -392,12 +393,14 @@ Image clahe_of(const Image& img, std::uint32_t rows, std::uint32_t cols, double 
   Image out = Image::blank(width, height, 1, img.bit_depth);
   T* written = reinterpret_cast<T*>(out.bytes.data());
   const float inv_tile_height = 1.0f / static_cast<float>(tile_height);
-  for (std::uint32_t y = 0; y < height; ++y) {
+  auto tile_rows_of = [&](std::uint32_t y) {
+    const std::int64_t y1 = static_cast<std::int64_t>(std::floor(static_cast<float>(y) * inv_tile_height - 0.5f));
+    return std::pair{static_cast<std::uint32_t>(std::max<std::int64_t>(y1, 0)),
+                     static_cast<std::uint32_t>(std::min<std::int64_t>(y1 + 1, rows - 1))};
+  };
+  auto write_row = [&](std::uint32_t y, const T* top, const T* bottom) {
     const float fy = static_cast<float>(y) * inv_tile_height - 0.5f;
-    const std::int64_t y1 = static_cast<std::int64_t>(std::floor(fy));
-    const float b = fy - static_cast<float>(y1), b1 = 1.0f - b;
-    const T* top = lut_row(static_cast<std::uint32_t>(std::max<std::int64_t>(y1, 0)));
-    const T* bottom = lut_row(static_cast<std::uint32_t>(std::min<std::int64_t>(y1 + 1, rows - 1)));
+    const float b = fy - std::floor(fy), b1 = 1.0f - b;
     const T* src = pixels + std::size_t{y} * width;
     T* dst = written + std::size_t{y} * width;
     for (std::uint32_t x = 0; x < width; ++x) {
@@ -407,6 +410,26 @@ Image clahe_of(const Image& img, std::uint32_t rows, std::uint32_t cols, double 
       const float res = (l11 * weight_left[x] + l12 * weight_right[x]) * b1 + (l21 * weight_left[x] + l22 * weight_right[x]) * b;
       dst[x] = saturate<T>(res);
     }
+  };
+  // The rows between two tile rows' centres share their LUTs: each such group
+  // is split among the worker threads (OpenCV's parallel_for_ over rows), with
+  // a part per 64 Ki pixels at least, so small images stay on one thread.
+  const unsigned threads = cpu_parallel_detail::threads_or_cores(options.threads);
+  for (std::uint32_t y0 = 0; y0 < height;) {
+    const auto [top_row, bottom_row] = tile_rows_of(y0);
+    std::uint32_t y1 = y0 + 1;
+    while (y1 < height && tile_rows_of(y1) == std::pair{top_row, bottom_row}) ++y1;
+    const T* top = lut_row(top_row);
+    const T* bottom = lut_row(bottom_row);
+    const std::uint64_t group = y1 - y0;
+    const unsigned parts = static_cast<unsigned>(
+        std::clamp<std::uint64_t>(group * width / 65536, 1, std::min<std::uint64_t>(threads, group)));
+    cpu_parallel_detail::fork_join(parts, [&](unsigned part) {
+      const std::uint32_t from = y0 + static_cast<std::uint32_t>(group * part / parts);
+      const std::uint32_t to = y0 + static_cast<std::uint32_t>(group * (part + 1) / parts);
+      for (std::uint32_t y = from; y < to; ++y) write_row(y, top, bottom);
+    });
+    y0 = y1;
   }
   return out;
 }
