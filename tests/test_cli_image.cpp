@@ -3,6 +3,7 @@
 // pixels, the errors (one line, exit 2 usage / 1 input), and that the input
 // file is never modified.
 #include <levelhist/image_ops.hpp>
+#include <levelhist/strategy.hpp>
 #include <set>
 
 #include "cli_test_support.hpp"
@@ -319,6 +320,19 @@ TEST_F(CliImage, GrayImagesTakeEveryStrategyColorOnesThoseForPixels) {
             "threshold " + std::to_string(t) + "\n");
   const std::string rgb = file("c.ppm", pnm_file(pattern(3, 5, 3, 8, 255), false));
   EXPECT_NE(run_keeping(rgb, {"image", rgb, "--strategy", "cpu_parallel"}, 1).err.find("--strategy"), std::string::npos);
+}
+
+// Under --backend auto `image` (as threshold, equalize and joint) counts on
+// the CPU, GPU or not: one image counts there in less time than a CUDA
+// context takes to start.
+TEST_F(CliImage, AutoCountsImagesOnTheCpu) {
+  const std::string gray = file("g.pgm", pnm_file(gray8({{3, 1, 4, 1, 5}, {9, 2, 6, 5, 3}}), false));
+  for (const char* backend : {"auto", "cpu"}) {
+    const Json j = parse_json(ok({"image", gray, "--format", "json", "--backend", backend}).out);
+    const levelhist::Strategy* s = levelhist::find_strategy(j["strategy"].get<std::string>());
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->backend, levelhist::Backend::cpu) << backend;
+  }
 }
 
 TEST_F(CliImage, HelpForEachCommand) {

@@ -46,6 +46,10 @@ std::vector<OptionSpec> count_option_specs();
 // wrong backend), then values (--threads), then whether the backend can run
 // here. Throws the matching error.
 RunOptions parse_run_options(const ParsedArgs& args);
+// --backend auto with no strategy or device list named becomes the CPU: what
+// the file commands count (files, pipes, one image) is counted by the CPU in
+// less time than a CUDA context takes to start (docs/CLI.md, "Backends").
+void count_on_cpu_under_auto(RunOptions& run);
 // --devices (count): "all" (every CUDA device of the machine, none without a
 // GPU) or a list of distinct device indices "0,2" below `device_count`;
 // anything else is an input error naming the bad item.

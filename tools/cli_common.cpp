@@ -225,6 +225,12 @@ RunOptions parse_run_options(const ParsedArgs& args) {
   return r;
 }
 
+void count_on_cpu_under_auto(RunOptions& run) {
+  if (run.library.backend == BackendChoice::automatic && run.library.strategy == "auto" &&
+      run.library.devices.empty())
+    run.library.backend = BackendChoice::cpu;
+}
+
 void StrategyLog::add(const Strategy& s) {
   for (const std::string& n : names)
     if (n == s.name) return;

@@ -1080,9 +1080,7 @@ int run_count(const std::vector<std::string>& args) {
   // 2.7 with the GPU; docs/BENCHMARKS.md, "Host data to the GPU"). So auto
   // counts plain samples and pixels on the CPU; --backend cuda (or a CUDA
   // --strategy) takes the GPU path.
-  if (!weighted && run.library.backend == BackendChoice::automatic && run.library.strategy == "auto" &&
-      run.library.devices.empty())
-    run.library.backend = BackendChoice::cpu;
+  if (!weighted) count_on_cpu_under_auto(run);
   const Plan plan = make_plan(request, run.library);
   const std::string strategy = plan.strategy().name;
   auto fill = [&](auto& hists, const levelhist::Input& in) { call_with_fix([&] { plan.fill(hists, in); }); };
