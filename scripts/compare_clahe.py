@@ -9,10 +9,11 @@ and `levelhist equalize IN -o OUT --clahe --clip-limit clip --tiles RxC` on
 random images (noise, smooth gradients, constant and two-level images, sizes
 the grid divides and does not divide, down to 1 x 1), on the photographs in
 bench/data, 8-bit and 16-bit (the 16-bit ones also with 12-bit values and the
-photographs scaled to 16 bits), with several clip limits and grids; prints one line per case with
-its mismatching pixels, and a summary. Exit status 0 when every case matches,
-1 otherwise. `levelhist` counts the tile histograms on the GPU when there is
-one (--backend is passed through with --backend B).
+photographs scaled to 16 bits), with several clip limits and grids; prints one
+line per case with its mismatching pixels, and a summary. Exit status 0 when
+every case matches, 1 otherwise. --backend B is passed to levelhist: auto (the
+default) counts the tile histograms on the CPU, cuda on the GPU (8-bit images:
+no CUDA strategy takes 16-bit tiles of 65536 bins, so give --depth 8 with it).
 """
 import argparse
 import os

@@ -10,7 +10,8 @@
 #   with ARCH=90-real so the pack holds no PTX and stays within the carry's 64 MiB).
 # Writes to $OUT (or ./device-out): tests.log, bench.md/.csv/.json, ptxas.txt,
 # plots/*.svg; prints the test summary and the benchmark tables last. The clahe step
-# compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py; clahe.log).
+# compares `equalize --clahe` with OpenCV (scripts/compare_clahe.py: both depths under auto,
+# clahe.log; 8-bit with the tile histograms on the GPU, clahe-cuda.log).
 # Environment:
 #   BENCH_ARGS    extra levelhist-bench arguments, e.g. --quick or --sections headline,latency
 #   GTEST_FILTER  restrict the tests
@@ -134,10 +135,14 @@ fi
 
 if want clahe; then
   # levelhist equalize --clahe against cv2.createCLAHE (needs python3, numpy, opencv-python-headless).
+  # Both depths under auto (the CPU), then 8-bit with the tile histograms on the GPU.
   python3 scripts/compare_clahe.py build-device/levelhist >"$out/clahe.log" 2>&1
   rc=$?
   tail -1 "$out/clahe.log"
-  [ $rc -ne 0 ] && status=1
+  python3 scripts/compare_clahe.py build-device/levelhist --depth 8 --backend cuda >"$out/clahe-cuda.log" 2>&1
+  rc_cuda=$?
+  tail -1 "$out/clahe-cuda.log"
+  [ $rc -ne 0 ] || [ $rc_cuda -ne 0 ] && status=1
 fi
 
 if want python; then

@@ -331,8 +331,6 @@ int run_image(const std::vector<std::string>& args) {
   }
   check_log_option(p);
   RunOptions run = parse_run_options(p);
-  // One image counts on the CPU in milliseconds; a CUDA context takes 0.1-0.3 s
-  // to start (a 4096 x 4096 image on the H200 machine: docs/CLI.md, "Backends").
   count_on_cpu_under_auto(run);
   const image::ReadLimits limits = read_limits(p);
   const image::Image img = read_input_image(file, limits);
@@ -368,8 +366,6 @@ int run_threshold(const std::vector<std::string>& args) {
     usage_error(p.has("--otsu") ? "--value and --otsu both give the threshold" : "no threshold given",
                 "give --value T or --otsu");
   RunOptions run = parse_run_options(p);
-  // One image counts on the CPU in milliseconds; a CUDA context takes 0.1-0.3 s
-  // to start (a 4096 x 4096 image on the H200 machine: docs/CLI.md, "Backends").
   count_on_cpu_under_auto(run);
   std::uint32_t t = 0;
   if (auto v = p.value("--value")) t = static_cast<std::uint32_t>(parse_count("--value", *v, 0, 65535));
@@ -441,8 +437,6 @@ int run_equalize(const std::vector<std::string>& args) {
   for (const char* option : {"--clip-limit", "--tiles"})
     if (p.has(option) && !adaptive) usage_error(std::string(option) + " needs --clahe", "add --clahe");
   RunOptions run = parse_run_options(p);
-  // One image counts on the CPU in milliseconds; a CUDA context takes 0.1-0.3 s
-  // to start (a 4096 x 4096 image on the H200 machine: docs/CLI.md, "Backends").
   count_on_cpu_under_auto(run);
   const image::ClaheOptions clahe = clahe_options(p);
   const image::ReadLimits limits = read_limits(p);

@@ -56,7 +56,7 @@ int run_joint(const std::vector<std::string>& args) {
   for (const std::string& f : p.operands)
     if (f == "-") usage_error("'joint' reads image files, not standard input", "give the images' file names");
   RunOptions run = parse_run_options(p);
-  count_on_cpu_under_auto(run);  // two images: as the image commands (docs/CLI.md, "Backends")
+  count_on_cpu_under_auto(run);
   std::uint64_t bins = 0;
   if (auto v = p.value("--bins")) bins = parse_count("--bins", *v, 1, 65536);
   image::ReadLimits limits;

@@ -97,9 +97,10 @@ JointInformation joint_information(const HistogramNd& joint);
 // Contrast-limited adaptive histogram equalization (CLAHE), pixel for pixel
 // what OpenCV 4.x's cv::createCLAHE(clip_limit, cv::Size(tile_cols, tile_rows))
 // ->apply(img) gives on an 8- or 16-bit gray image, of the same depth (the
-// algorithm, step by step: src/image/image_ops.cpp). The defaults are OpenCV's: clip limit 40, 8 x 8
-// tiles. The tile histograms are a batch of the library (Request::tiles), so
-// they are counted on the GPU when `options` allow it.
+// algorithm, step by step: src/image/image_ops.cpp). The defaults are
+// OpenCV's: clip limit 40, 8 x 8 tiles. The tile histograms are batches of the
+// library (Request::tiles), so they are counted on the GPU when `options` ask
+// for it.
 inline constexpr std::uint32_t kMaxClaheTiles = 1024;
 inline constexpr std::uint64_t kMaxClaheTileCount = 65536;  // rows x cols
 struct ClaheOptions {
