@@ -358,7 +358,7 @@ Image clahe_of(const Image& img, std::uint32_t rows, std::uint32_t cols, double 
     for (std::uint32_t c0 = 0; c0 < cols; c0 += run_cols) {
       const std::uint32_t run = std::min(run_cols, cols - c0);
       const Plan& plan = plan_for(run);
-      hist.assign(plan.request().output_slots(), 0);
+      hist.resize(plan.request().output_slots());  // fill_slots without accumulate writes every slot
       const T* corner = source + std::size_t{first_row} * tile_height * ext_width + std::size_t{c0} * tile_width;
       plan.fill_slots(hist.data(),
                       Input::image(corner, std::uint64_t{run} * tile_width, std::uint64_t{band_rows} * tile_height,
